@@ -1,0 +1,6 @@
+"""Field-agnostic machinery: paper registry, experiment context, results store, runner, report."""
+
+from icml24.core.context import Context, seed_everything
+from icml24.core.registry import Claim, Experiment, Paper, Verdict, discover, experiment
+
+__all__ = ["Claim", "Context", "Experiment", "Paper", "Verdict", "discover", "experiment", "seed_everything"]

@@ -1,0 +1,112 @@
+"""What an experiment receives: its seed and random generators, progress bars, figures, logging."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import re
+from pathlib import Path
+from typing import Any, Iterable, Iterator, TypeVar
+
+import numpy as np
+
+T = TypeVar("T")
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+class Context:
+    """Everything an experiment may use besides its parameters.
+
+    Attributes:
+        seed (int): the run's seed; all randomness derives from it.
+        rng (numpy.random.Generator): seeded generator for numpy sampling.
+        device (str): torch device, ``"cpu"`` unless set.
+        full (bool): whether the paper-scale (``full``) setting is running.
+        out_dir (Path): where figures and artifacts of this run are written.
+    """
+
+    def __init__(self, seed: int = 0, out_dir: str | Path | None = None, device: str = "cpu",
+                 full: bool = False, show_progress: bool = False, log: logging.Logger | None = None):
+        self.seed = int(seed)
+        self.device = device
+        self.full = full
+        self.show_progress = show_progress
+        self.out_dir = Path(out_dir) if out_dir is not None else None
+        self.figures: list[str] = []
+        self.artifacts: list[str] = []
+        self.logger = log or logging.getLogger("icml24.experiment")
+        self.rng = np.random.default_rng(self.seed)
+        seed_everything(self.seed)
+
+    def torch_generator(self, offset: int = 0):
+        """A seeded ``torch.Generator`` (``offset`` gives independent streams)."""
+        import torch
+
+        return torch.Generator().manual_seed(self.seed * 1_000_003 + offset)
+
+    def child_seed(self, offset: int) -> int:
+        """A deterministic integer seed for a sub-run (for libraries that take an int seed)."""
+        return int(np.random.SeedSequence([self.seed, offset]).generate_state(1)[0])
+
+    def progress(self, iterable: Iterable[T], description: str = "", total: int | None = None) -> Iterator[T]:
+        """Wrap a long loop in a progress bar (shown when running interactively)."""
+        if not self.show_progress:
+            yield from iterable
+            return
+        from rich.progress import track
+
+        yield from track(iterable, description=description or "working", total=total, transient=True)
+
+    def log(self, message: str, *args: Any) -> None:
+        self.logger.info(message, *args)
+
+    def _path(self, name: str, suffix: str) -> Path | None:
+        if not _SAFE_NAME.match(name):
+            raise ValueError(f"name {name!r} must use letters, digits, '.', '_' or '-' only")
+        if self.out_dir is None:
+            return None
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        return self.out_dir / f"{name}{suffix}"
+
+    def figure(self, name: str, fig) -> Path | None:
+        """Save a matplotlib figure as ``<out_dir>/<name>.png`` for the report, then close it."""
+        import matplotlib.pyplot as plt
+
+        path = self._path(name, ".png")
+        if path is not None:
+            fig.savefig(path, dpi=110, bbox_inches="tight")
+            self.figures.append(str(path))
+        plt.close(fig)
+        return path
+
+    def artifact(self, name: str, data: Any) -> Path | None:
+        """Save a JSON-serializable artifact (e.g. a selected head list) beside the run's figures."""
+        path = self._path(name, ".json")
+        if path is not None:
+            tmp = path.with_suffix(".json.tmp")
+            tmp.write_text(json.dumps(data, indent=2, default=_jsonable))
+            os.replace(tmp, path)
+            self.artifacts.append(str(path))
+        return path
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot store {type(value).__name__} as JSON")
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python's, numpy's legacy and torch's global generators."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a base dependency
+        return
+    torch.manual_seed(seed)

@@ -1,0 +1,205 @@
+"""Paper records, experiments and claims, and the discovery of every ``icml24.papers.*`` module.
+
+A paper module declares ``PAPER = Paper(...)``, decorates plain functions with
+``@experiment(PAPER, quick={...}, full={...})`` and lists ``CLAIMS = [Claim(...), ...]``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import pkgutil
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+
+@dataclass
+class Paper:
+    """The record of one reproduced paper."""
+
+    slug: str
+    title: str
+    authors: str = ""
+    venue: str = "ICML 2024"
+    code: str = ""
+    deviations: list[str] = field(default_factory=list)
+    summary: str = ""
+    experiments: dict[str, "Experiment"] = field(default_factory=dict, repr=False)
+    claims: list["Claim"] = field(default_factory=list, repr=False)
+
+
+@dataclass
+class Experiment:
+    """A plain function ``fn(ctx, **params) -> dict[str, float]`` with its quick and full settings."""
+
+    paper: Paper
+    fn: Callable[..., dict[str, float]]
+    quick: dict[str, Any]
+    full: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return self.fn.__name__
+
+    @property
+    def key(self) -> str:
+        return f"{self.paper.slug}:{self.name}"
+
+    @property
+    def doc(self) -> str:
+        return inspect.getdoc(self.fn) or ""
+
+    def parameters(self) -> dict[str, type]:
+        """Keyword parameters (after ``ctx``) and their annotated types."""
+        hints = typing.get_type_hints(self.fn)
+        params = list(inspect.signature(self.fn).parameters.values())[1:]
+        return {p.name: hints.get(p.name, str) for p in params}
+
+    def defaults(self) -> dict[str, Any]:
+        params = list(inspect.signature(self.fn).parameters.values())[1:]
+        return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+
+    def config(self, full: bool = False, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The keyword arguments of one run: defaults < quick/full setting < user overrides."""
+        config = {**self.defaults(), **(self.full if full else self.quick), **(overrides or {})}
+        unknown = set(config) - set(self.parameters())
+        if unknown:
+            raise ValueError(
+                f"{self.key} takes no parameter {', '.join(sorted(unknown))}; "
+                f"it takes: {', '.join(self.parameters()) or 'none'}"
+            )
+        missing = set(self.parameters()) - set(config)
+        if missing:
+            raise ValueError(f"{self.key} needs a value for {', '.join(sorted(missing))} (use --set key=value)")
+        return config
+
+    def __call__(self, ctx, **params) -> dict[str, float]:
+        return self.fn(ctx, **params)
+
+
+def experiment(paper: Paper, quick: dict[str, Any] | None = None, full: dict[str, Any] | None = None):
+    """Register ``fn`` as an experiment of ``paper``.
+
+    ``quick`` must finish in about 3 minutes on 2 CPU cores; ``full`` is the paper-scale setting.
+    The decorated object stays callable as ``fn(ctx, **params)``.
+    """
+
+    def register(fn: Callable[..., dict[str, float]]) -> Experiment:
+        quick_config = dict(quick or {})
+        exp = Experiment(paper=paper, fn=fn, quick=quick_config, full=dict(full if full is not None else quick_config))
+        if exp.name in paper.experiments:
+            raise ValueError(f"{paper.slug} already has an experiment named {exp.name!r}")
+        paper.experiments[exp.name] = exp
+        return exp
+
+    return register
+
+
+class _RecordingMetrics(dict):
+    """A metrics dict that remembers which keys a claim's check read (shown as 'measured')."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.read: list[str] = []
+
+    def __getitem__(self, key):
+        if key not in self.read:
+            self.read.append(key)
+        return super().__getitem__(key)
+
+    def get(self, key, default=None):
+        if key in self:
+            return self[key]
+        return default
+
+
+@dataclass
+class Verdict:
+    """The computed outcome of one claim: ``holds``, ``fails`` or ``error`` (with the message)."""
+
+    status: str
+    measured: dict[str, float]
+    message: str = ""
+
+
+@dataclass
+class Claim:
+    """A paper's claim, checked on the metrics (mean over seeds) of one experiment.
+
+    ``check`` receives a dict of metric means over seeds, with ``<key>_std`` beside each key
+    and ``num_seeds``; it returns a bool. ``paper`` states what the paper reports.
+    """
+
+    text: str
+    experiment: Experiment
+    check: Callable[[dict[str, float]], bool]
+    paper: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.experiment, Experiment):
+            raise TypeError(f"Claim {self.text!r}: experiment must be a function decorated with @experiment")
+        self.experiment.paper.claims.append(self)
+
+    def evaluate(self, metrics: dict[str, float] | None) -> Verdict:
+        """Compute the verdict. Missing, NaN or infinite metrics give ``error``, never a verdict."""
+        if not metrics:
+            return Verdict("error", {}, "no successful run of the experiment is stored")
+        bad = sorted(k for k, v in metrics.items() if not isinstance(v, (int, float)) or not math.isfinite(v))
+        recording = _RecordingMetrics(metrics)
+        try:
+            result = self.check(recording)
+        except KeyError as exc:
+            return Verdict("error", {}, f"the experiment returned no metric {exc}")
+        except Exception as exc:  # a broken check is reported, not raised
+            return Verdict("error", {}, f"{type(exc).__name__}: {exc}")
+        measured = {k: metrics[k] for k in recording.read}
+        bad_read = [k for k in recording.read if k in bad]
+        if bad_read:
+            return Verdict("error", measured, f"non-finite metric(s): {', '.join(bad_read)}")
+        if not isinstance(result, (bool,)) and not hasattr(result, "__bool__"):
+            return Verdict("error", measured, f"check returned {result!r}, not a bool")
+        return Verdict("holds" if bool(result) else "fails", measured)
+
+
+_PAPERS: dict[str, Paper] = {}
+
+
+def discover(package: str = "icml24.papers") -> dict[str, Paper]:
+    """Import every module of ``package`` and return its papers by slug."""
+    pkg = importlib.import_module(package)
+    for info in pkgutil.iter_modules(pkg.__path__, package + "."):
+        register_module(importlib.import_module(info.name))
+    return dict(sorted(_PAPERS.items()))
+
+
+def register_module(module) -> Paper | None:
+    """Register the ``PAPER`` of an imported module (tests use this for toy papers)."""
+    paper = getattr(module, "PAPER", None)
+    if isinstance(paper, Paper):
+        known = _PAPERS.get(paper.slug)
+        if known is not None and known is not paper:
+            raise ValueError(f"two modules declare the paper slug {paper.slug!r}")
+        _PAPERS[paper.slug] = paper
+    return paper
+
+
+def get_paper(slug: str) -> Paper:
+    papers = discover()
+    if slug not in papers:
+        raise ValueError(f"no paper {slug!r}; known papers: {', '.join(papers) or 'none'} (see `icml24 list`)")
+    return papers[slug]
+
+
+def resolve(target: str) -> list[Experiment]:
+    """``SLUG`` -> all its experiments; ``SLUG:EXPERIMENT`` -> that one."""
+    slug, _, name = target.partition(":")
+    paper = get_paper(slug)
+    if not name:
+        return list(paper.experiments.values())
+    if name not in paper.experiments:
+        raise ValueError(
+            f"paper {slug!r} has no experiment {name!r}; it has: {', '.join(paper.experiments) or 'none'}"
+        )
+    return [paper.experiments[name]]
