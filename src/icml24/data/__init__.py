@@ -1,0 +1,13 @@
+"""Datasets and models shared across fields, each with a real loader (no download at import time)."""
+
+from icml24._lazy import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    "planetoid": ".graphs",
+    "csbm": ".graphs",
+    "data_root": ".graphs",
+    "edge_homophily": ".graphs",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)
