@@ -4,6 +4,25 @@ from icml24._lazy import lazy_exports
 
 # exported name -> submodule that defines it; each method adds its own line(s)
 _EXPORTS: dict[str, str] = {
+    "StateDictLayout": ".task_vectors",
+    "compute_task_vectors": ".task_vectors",
+    "select_coefficient": ".task_vectors",
+    "TaskArithmetic": ".task_arithmetic",
+    "task_arithmetic_vector": ".task_arithmetic",
+    "TIESMerging": ".ties",
+    "ties_vector": ".ties",
+    "trim_top_k": ".ties",
+    "elect_sign": ".ties",
+    "disjoint_merge": ".ties",
+    "TALLMasks": ".tall_masks",
+    "compute_tall_masks": ".tall_masks",
+    "multitask_vector": ".tall_masks",
+    "ConsensusMerging": ".consensus",
+    "consensus_mask": ".consensus",
+    "mask_statistics": ".consensus",
+    "PackedMasks": ".packed_masks",
+    "CompressedCheckpoints": ".packed_masks",
+    "storage_bits": ".packed_masks",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

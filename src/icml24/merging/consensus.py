@@ -1,0 +1,81 @@
+"""Consensus Merging: keep only the weights that at least k tasks use (Wang et al., ICML 2024)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from icml24.merging.tall_masks import multitask_vector
+from icml24.merging.task_vectors import ScaledMerge
+
+
+def consensus_mask(masks: torch.Tensor, k: int = 2) -> torch.Tensor:
+    """``m_cons = 1{ sum_t m_t >= k }`` over boolean TALL masks ``[T, P]`` -> ``[P]``.
+
+    ``k = 2`` drops catastrophic (used by no task) and selfish (used by one task) weights; ``k = 0`` keeps all
+    (plain TA / TIES); ``k > T`` keeps none (the pre-trained model).
+    """
+    if masks.ndim != 2 or masks.dtype != torch.bool:
+        raise ValueError(f"masks must be a boolean tensor [num_tasks, num_params], got {masks.dtype} "
+                         f"{tuple(masks.shape)}")
+    if k < 0:
+        raise ValueError(f"k must be >= 0, got {k}")
+    return masks.sum(dim=0) >= k
+
+
+def mask_statistics(masks: torch.Tensor) -> dict[str, float | list[float]]:
+    """How many tasks use each weight: fractions of catastrophic (0), selfish (1) and general (>= 2) weights.
+
+    Returns ``{"catastrophic": f0, "selfish": f1, "general": f_{>=2}, "histogram": [f0, f1, ..., fT]}``.
+    """
+    if masks.ndim != 2:
+        raise ValueError(f"masks must be [num_tasks, num_params], got shape {tuple(masks.shape)}")
+    counts = masks.sum(dim=0)
+    histogram = torch.bincount(counts, minlength=masks.shape[0] + 1).double() / masks.shape[1]
+    return {"catastrophic": float(histogram[0]), "selfish": float(histogram[1]),
+            "general": float(histogram[2:].sum()), "histogram": histogram.tolist()}
+
+
+class ConsensusMerging(ScaledMerge):
+    r"""Consensus Merging: prune the multi-task vector to the weights at least ``k`` TALL masks select.
+
+    .. math::
+        m_{cons} = \mathbb{1}\Big\{\sum_{t} m_t \geq k\Big\}, \qquad
+        \theta = \theta_0 + \alpha\, (m_{cons} \odot \tau_{MTL})
+
+    Args:
+        k (int, optional): minimum number of tasks that must use a weight. (default: ``2``)
+        multitask (str, optional): ``"ta"`` (Consensus-TA, unscaled sum) or ``"ties"`` (Consensus-TIES, TIES
+            dis-sum). Use masks built on the same multi-task vector. (default: ``"ta"``)
+        density (float, optional): TIES trimming fraction. (default: ``0.2``)
+        scaling (float or sequence of float, optional): :math:`\alpha` or a grid chosen on validation.
+            (default: ``1.0``)
+
+    ``fit(pretrained, finetuned, masks, score=None)`` takes the boolean TALL masks ``[T, P]`` (e.g.
+    ``TALLMasks(...).fit(...).masks_``). Attributes: ``consensus_mask_``, ``multitask_vector_`` (masked),
+    ``scaling_``.
+    """
+
+    def __init__(self, k: int = 2, multitask: str = "ta", density: float = 0.2,
+                 scaling: float | Sequence[float] = 1.0):
+        super().__init__(scaling)
+        if k < 0:
+            raise ValueError(f"k must be >= 0, got {k}")
+        self.k = k
+        self.multitask = multitask
+        self.density = density
+
+    def fit(self, pretrained, finetuned, masks: torch.Tensor, score=None) -> ConsensusMerging:
+        self._masks = masks
+        return super().fit(pretrained, finetuned, score)
+
+    def _multitask_vector(self, task_vectors: torch.Tensor) -> torch.Tensor:
+        if self._masks.shape != task_vectors.shape:
+            raise ValueError(f"masks have shape {tuple(self._masks.shape)}, task vectors {tuple(task_vectors.shape)}")
+        self.consensus_mask_ = consensus_mask(self._masks, self.k)
+        return multitask_vector(task_vectors, self.multitask, self.density) * self.consensus_mask_
+
+    def __repr__(self) -> str:
+        return (f"ConsensusMerging(k={self.k}, multitask={self.multitask!r}, density={self.density}, "
+                f"scaling={self.scaling!r})")

@@ -1,0 +1,131 @@
+"""TALL masks: per-task localization of task information inside a multi-task vector.
+
+Wang, Dimitriadis, Ortiz-Jimenez, Fleuret, Frossard, "Localizing Task Information for Improved Model Merging and
+Compression", ICML 2024 (arXiv 2405.07813).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+
+from icml24.merging.packed_masks import CompressedCheckpoints, PackedMasks
+from icml24.merging.task_arithmetic import task_arithmetic_vector
+from icml24.merging.task_vectors import as_flat
+from icml24.merging.ties import ties_vector
+
+DEFAULT_LAMBDAS = (0.2, 0.3, 0.4, 0.5, 0.6)
+_MULTITASK = ("ta", "ties")
+
+
+def multitask_vector(task_vectors: torch.Tensor, method: str = "ta", density: float = 0.2) -> torch.Tensor:
+    """The unscaled multi-task vector TALL masks and Consensus Merging start from, ``[T, P]`` -> ``[P]``.
+
+    ``"ta"``: ``sum_t tau_t``. ``"ties"``: TIES with top-``density`` trimming and the disjoint *sum* (dis-sum).
+    """
+    if method == "ta":
+        return task_arithmetic_vector(task_vectors)
+    if method == "ties":
+        return ties_vector(task_vectors, density=density, aggregation="sum")
+    raise ValueError(f"multitask must be one of {_MULTITASK}, got {method!r}")
+
+
+def compute_tall_masks(task_vectors: torch.Tensor, multitask_vector: torch.Tensor,
+               lambdas: float | Sequence[float] | torch.Tensor) -> torch.Tensor:
+    r"""TALL masks ``m_t = 1{ |tau_t| > lambda_t * |tau_MTL - tau_t| }`` (strict), boolean ``[T, P]``.
+
+    Equivalently ``|theta_0 - theta_t| > lambda_t |theta_MTL - theta_t|`` with ``theta_MTL = theta_0 + tau_MTL``:
+    keep a weight for task t where the multi-task model is closer to ``theta_t`` than the pre-trained one is
+    (relative to ``lambda_t``). ``lambdas`` is one value or one per task.
+    """
+    if task_vectors.ndim != 2 or multitask_vector.shape != task_vectors.shape[1:]:
+        raise ValueError(f"expected task_vectors [T, P] and multitask_vector [P], got {tuple(task_vectors.shape)} "
+                         f"and {tuple(multitask_vector.shape)}")
+    lam = torch.as_tensor(lambdas, dtype=task_vectors.dtype).reshape(-1)
+    if lam.numel() not in (1, task_vectors.shape[0]):
+        raise ValueError(f"give one lambda or one per task ({task_vectors.shape[0]}), got {lam.numel()}")
+    if (lam < 0).any():
+        raise ValueError("lambdas must be non-negative")
+    # Eq. (TALL mask): strict '>' so that zero entries of tau_t never enter the mask
+    return task_vectors.abs() > lam.unsqueeze(1) * (multitask_vector.unsqueeze(0) - task_vectors).abs()
+
+
+class TALLMasks:
+    r"""TALL masks (TAsk LocaLization): which weights of the multi-task vector each task needs.
+
+    .. math::
+        m_t = \mathbb{1}\{|\tau_t| > \lambda_t\, |\tau_{MTL} - \tau_t|\}, \qquad
+        \hat\theta_t = \theta_0 + m_t \odot \tau_{MTL}
+
+    Algorithm: (1) ``tau_t = theta_t - theta_0``; (2) ``tau_MTL`` = unscaled TA sum or TIES dis-sum;
+    (3) for each candidate ``lambda`` build the masks and score each task's reconstruction on its validation set;
+    (4) keep, per task, the ``lambda_t`` with the best score; (5) store ``theta_0``, ``tau_MTL`` and the packed masks.
+
+    Args:
+        lambdas (sequence of float, optional): candidate :math:`\lambda`, chosen per task on validation.
+            (default: ``(0.2, 0.3, 0.4, 0.5, 0.6)``)
+        multitask (str, optional): ``"ta"`` or ``"ties"``, how :math:`\tau_{MTL}` is built. (default: ``"ta"``)
+        density (float, optional): TIES trimming fraction when ``multitask="ties"``. (default: ``0.2``)
+
+    Attributes:
+        task_vectors_ (``[T, P]``), multitask_vector_ (``[P]``), masks_ (bool ``[T, P]``), lambdas_ (``[T]``),
+        lambda_scores_ (``[T, L]`` validation scores, empty when a single lambda was given).
+    """
+
+    def __init__(self, lambdas: Sequence[float] = DEFAULT_LAMBDAS, multitask: str = "ta", density: float = 0.2):
+        if multitask not in _MULTITASK:
+            raise ValueError(f"multitask must be one of {_MULTITASK}, got {multitask!r}")
+        lambdas = [float(x) for x in ([lambdas] if isinstance(lambdas, (int, float)) else lambdas)]
+        if not lambdas or min(lambdas) < 0:
+            raise ValueError("lambdas must be a non-empty list of non-negative numbers")
+        self.lambdas = tuple(lambdas)
+        self.multitask = multitask
+        self.density = density
+
+    def fit(self, pretrained, finetuned, score: Callable[[int, object], float] | None = None) -> TALLMasks:
+        """Build the masks; with several lambdas, ``score(task, reconstructed_model)`` picks ``lambda_t``.
+
+        ``pretrained`` is a state dict (or flat ``[P]`` tensor), ``finetuned`` a list of state dicts (or ``[T, P]``).
+        """
+        base, tuned, self.layout_, self._template = as_flat(pretrained, finetuned)
+        self.pretrained_ = base
+        self.task_vectors_ = tuned - base
+        self.multitask_vector_ = multitask_vector(self.task_vectors_, self.multitask, self.density)
+        num_tasks = tuned.shape[0]
+        if len(self.lambdas) == 1:
+            self.lambdas_ = torch.full((num_tasks,), self.lambdas[0], dtype=torch.float64)
+            self.lambda_scores_ = torch.empty(num_tasks, 0)
+        else:
+            if score is None:
+                raise ValueError("several lambdas given: pass score(task, model) -> validation accuracy to fit")
+            scores = torch.empty(num_tasks, len(self.lambdas))
+            for j, lam in enumerate(self.lambdas):
+                masks = compute_tall_masks(self.task_vectors_, self.multitask_vector_, lam)
+                for t in range(num_tasks):
+                    scores[t, j] = float(score(t, self._rebuild(masks[t])))
+            self.lambda_scores_ = scores
+            # first best lambda per task (argmax returns the first maximum)
+            self.lambdas_ = torch.tensor(self.lambdas, dtype=torch.float64)[scores.argmax(dim=1)]
+        self.masks_ = compute_tall_masks(self.task_vectors_, self.multitask_vector_, self.lambdas_)
+        return self
+
+    def _rebuild(self, mask: torch.Tensor):
+        vector = self.pretrained_ + mask.to(self.multitask_vector_.dtype) * self.multitask_vector_
+        return vector if self.layout_ is None else self.layout_.unflatten(vector, like=self._template)
+
+    def reconstruct(self, task: int):
+        """``theta_0 + m_t * tau_MTL`` (coefficient 1.0) as a state dict (or vector if fitted on tensors)."""
+        if not hasattr(self, "masks_"):
+            raise ValueError("TALLMasks is not fitted yet; call fit(pretrained, finetuned, score) first")
+        return self._rebuild(self.masks_[task])
+
+    def compress(self) -> CompressedCheckpoints:
+        """The compressed store of all task models: ``theta_0``, ``tau_MTL``, packed masks."""
+        if not hasattr(self, "masks_"):
+            raise ValueError("TALLMasks is not fitted yet; call fit first")
+        return CompressedCheckpoints(self.pretrained_, self.multitask_vector_, PackedMasks.from_bool(self.masks_),
+                                     self.layout_, self._template)
+
+    def __repr__(self) -> str:
+        return f"TALLMasks(lambdas={self.lambdas}, multitask={self.multitask!r}, density={self.density})"

@@ -1,0 +1,162 @@
+"""Task vectors: the weight difference a fine-tuning run adds to a pre-trained model.
+
+A task vector (Ilharco et al., ICLR 2023) is ``tau_t = theta_t - theta_0`` for fine-tuned weights ``theta_t`` and
+pre-trained weights ``theta_0``. Merging methods (Task Arithmetic, TIES, TALL masks, Consensus) all act on the
+stacked task vectors ``[num_tasks, num_params]``; :class:`StateDictLayout` flattens the floating-point tensors of a
+PyTorch state dict into one vector and restores it, so every method here works on any ``nn.Module``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import torch
+
+StateDict = Mapping[str, torch.Tensor]
+
+
+class StateDictLayout:
+    """The order, shapes and dtypes of the floating-point tensors of a state dict.
+
+    Integer buffers (e.g. BatchNorm's ``num_batches_tracked``) are not weights and are left out of the flat
+    vector; :meth:`unflatten` copies them from ``like`` when given.
+
+    Args:
+        keys (list[str]): names of the tensors, in flattening order.
+        shapes (list[torch.Size]): their shapes.
+        dtypes (list[torch.dtype]): their dtypes (restored by :meth:`unflatten`).
+    """
+
+    def __init__(self, keys: list[str], shapes: list[torch.Size], dtypes: list[torch.dtype]):
+        self.keys = list(keys)
+        self.shapes = [torch.Size(s) for s in shapes]
+        self.dtypes = list(dtypes)
+        self.numels = [int(torch.Size(s).numel()) for s in self.shapes]
+
+    @classmethod
+    def from_state_dict(cls, state_dict: StateDict) -> StateDictLayout:
+        """The layout of the floating-point tensors of ``state_dict`` (in its key order)."""
+        if not isinstance(state_dict, Mapping) or not state_dict:
+            raise ValueError("expected a non-empty state dict (name -> tensor), e.g. model.state_dict()")
+        keys = [k for k, v in state_dict.items() if torch.is_tensor(v) and v.is_floating_point()]
+        if not keys:
+            raise ValueError("the state dict holds no floating-point tensor to merge")
+        return cls(keys, [state_dict[k].shape for k in keys], [state_dict[k].dtype for k in keys])
+
+    @property
+    def num_params(self) -> int:
+        return sum(self.numels)
+
+    def flatten(self, state_dict: StateDict) -> torch.Tensor:
+        """``state_dict`` -> float32 vector ``[num_params]``."""
+        missing = [k for k in self.keys if k not in state_dict]
+        if missing:
+            raise ValueError(f"state dict lacks {len(missing)} tensor(s) of the layout, e.g. {missing[0]!r}")
+        parts = []
+        for key, shape in zip(self.keys, self.shapes, strict=True):
+            value = state_dict[key]
+            if value.shape != shape:
+                raise ValueError(f"tensor {key!r} has shape {tuple(value.shape)}, the layout expects {tuple(shape)}")
+            parts.append(value.detach().reshape(-1).to(torch.float32))
+        return torch.cat(parts)
+
+    def flatten_many(self, state_dicts: Sequence[StateDict]) -> torch.Tensor:
+        """A list of state dicts -> ``[len(state_dicts), num_params]``."""
+        return torch.stack([self.flatten(sd) for sd in state_dicts])
+
+    def unflatten(self, vector: torch.Tensor, like: StateDict | None = None) -> dict[str, torch.Tensor]:
+        """Vector ``[num_params]`` -> state dict (non-float entries copied from ``like``)."""
+        if vector.ndim != 1 or vector.numel() != self.num_params:
+            raise ValueError(f"expected a vector of {self.num_params} entries, got shape {tuple(vector.shape)}")
+        out = {k: v.clone() for k, v in like.items()} if like is not None else {}
+        chunks = vector.split(self.numels)
+        for key, chunk, shape, dtype in zip(self.keys, chunks, self.shapes, self.dtypes, strict=True):
+            out[key] = chunk.reshape(shape).to(dtype).clone()
+        return out
+
+    def __repr__(self) -> str:
+        return f"StateDictLayout(tensors={len(self.keys)}, num_params={self.num_params})"
+
+
+def as_flat(pretrained: StateDict | torch.Tensor, finetuned: Sequence[StateDict] | torch.Tensor):
+    """Normalize inputs to ``(theta_0 [P], theta [T, P], layout or None, template state dict or None)``."""
+    if torch.is_tensor(pretrained):
+        base = pretrained.detach().to(torch.float32).reshape(-1)
+        layout, template = None, None
+    else:
+        layout = StateDictLayout.from_state_dict(pretrained)
+        base, template = layout.flatten(pretrained), pretrained
+    if torch.is_tensor(finetuned):
+        tuned = finetuned.detach().to(torch.float32)
+        if tuned.ndim != 2:
+            raise ValueError(f"finetuned must be [num_tasks, num_params], got shape {tuple(tuned.shape)}")
+    else:
+        if isinstance(finetuned, Mapping) or len(finetuned) == 0:
+            raise ValueError("finetuned must be a non-empty list of state dicts (one per task)")
+        if layout is None:
+            raise ValueError("pass the pre-trained weights as a state dict when the fine-tuned ones are state dicts")
+        tuned = layout.flatten_many(finetuned)
+    if tuned.shape[1] != base.numel():
+        raise ValueError(f"fine-tuned models have {tuned.shape[1]} parameters, the pre-trained one {base.numel()}")
+    return base, tuned, layout, template
+
+
+def compute_task_vectors(pretrained: StateDict | torch.Tensor,
+                         finetuned: Sequence[StateDict] | torch.Tensor) -> torch.Tensor:
+    """Stacked task vectors ``tau_t = theta_t - theta_0``, shape ``[num_tasks, num_params]``."""
+    base, tuned, _, _ = as_flat(pretrained, finetuned)
+    return tuned - base
+
+
+def select_coefficient(candidates: Sequence[float], score: Callable[[float], float]) -> tuple[float, list[float]]:
+    """The candidate with the highest validation ``score`` (first one on ties), and all scores."""
+    if len(candidates) == 0:
+        raise ValueError("give at least one candidate coefficient")
+    scores = [float(score(float(c))) for c in candidates]
+    best = max(range(len(scores)), key=lambda i: (scores[i], -i))
+    return float(candidates[best]), scores
+
+
+class ScaledMerge:
+    """Shared machinery of the merges ``theta = theta_0 + alpha * tau_merged``.
+
+    Subclasses implement :meth:`_multitask_vector` (``[T, P]`` task vectors -> ``[P]``). ``scaling`` is a float or a
+    grid; with a grid, :meth:`fit` needs ``score`` (a merged state dict or vector -> validation score, e.g. the
+    average normalized accuracy) and keeps the best coefficient in ``scaling_``.
+    """
+
+    def __init__(self, scaling: float | Sequence[float] = 1.0):
+        self.scaling = scaling
+
+    def _multitask_vector(self, task_vectors: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def fit(self, pretrained, finetuned, score: Callable | None = None):
+        """Compute the task vectors and the merged vector; choose ``scaling_`` on ``score`` if a grid was given."""
+        base, tuned, self.layout_, self._template = as_flat(pretrained, finetuned)
+        self.pretrained_ = base
+        self.task_vectors_ = tuned - base
+        self.multitask_vector_ = self._multitask_vector(self.task_vectors_)
+        grid = [self.scaling] if isinstance(self.scaling, (int, float)) else list(self.scaling)
+        if len(grid) > 1 and score is None:
+            raise ValueError(f"{type(self).__name__} got a scaling grid; pass score= to fit to choose on validation")
+        if len(grid) == 1:
+            self.scaling_, self.scaling_scores_ = float(grid[0]), []
+        else:
+            self.scaling_, self.scaling_scores_ = select_coefficient(grid, lambda a: score(self.merge(a)))
+        return self
+
+    def _check_fitted(self):
+        if not hasattr(self, "multitask_vector_"):
+            raise ValueError(f"{type(self).__name__} is not fitted yet; call fit(pretrained, finetuned) first")
+
+    def merged_vector(self, scaling: float | None = None) -> torch.Tensor:
+        """``theta_0 + alpha * tau_merged`` as a flat vector ``[num_params]``."""
+        self._check_fitted()
+        alpha = self.scaling_ if scaling is None else float(scaling)
+        return self.pretrained_ + alpha * self.multitask_vector_
+
+    def merge(self, scaling: float | None = None):
+        """The merged model: a state dict when fitted on state dicts, else a flat vector."""
+        vector = self.merged_vector(scaling)
+        return vector if self.layout_ is None else self.layout_.unflatten(vector, like=self._template)

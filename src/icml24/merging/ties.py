@@ -1,0 +1,99 @@
+"""TIES-Merging (Yadav et al., "Resolving Interference When Merging Models", NeurIPS 2023)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from icml24.merging.task_vectors import ScaledMerge
+
+_AGGREGATIONS = ("mean", "sum")
+
+
+def trim_top_k(task_vectors: torch.Tensor, density: float = 0.2) -> torch.Tensor:
+    """Keep the ``density`` fraction of largest-magnitude entries of each task vector, zero the rest.
+
+    Trimming is global over all of a task's parameters (one threshold per task, as in the official TALL-masks
+    code, which flattens the whole model), not per tensor. Entries tied with the threshold are kept.
+    ``task_vectors: [T, P]`` -> ``[T, P]``.
+    """
+    if task_vectors.ndim != 2:
+        raise ValueError(f"task_vectors must be [num_tasks, num_params], got shape {tuple(task_vectors.shape)}")
+    if not 0.0 < density <= 1.0:
+        raise ValueError(f"density must be in (0, 1] (fraction of entries kept), got {density}")
+    num_params = task_vectors.shape[1]
+    keep = min(num_params, max(1, int(round(density * num_params))))
+    if keep == num_params:
+        return task_vectors.clone()
+    magnitude = task_vectors.abs()
+    # the keep-th largest magnitude of each row is its (P - keep + 1)-th smallest
+    threshold = magnitude.kthvalue(num_params - keep + 1, dim=1, keepdim=True).values
+    return task_vectors * (magnitude >= threshold)
+
+
+def elect_sign(trimmed: torch.Tensor) -> torch.Tensor:
+    """Elected sign per parameter: the sign of the summed (trimmed) task vectors, ``[T, P]`` -> ``[P]``.
+
+    Parameters whose sum is exactly zero take the majority sign over all parameters.
+    """
+    sign = torch.sign(trimmed.sum(dim=0))
+    majority = torch.sign(sign.sum())
+    return torch.where(sign == 0, majority if majority != 0 else torch.ones_like(majority), sign)
+
+
+def disjoint_merge(trimmed: torch.Tensor, sign: torch.Tensor, aggregation: str = "mean") -> torch.Tensor:
+    """Aggregate, per parameter, only the entries whose sign agrees with the elected ``sign``.
+
+    ``aggregation="mean"`` divides by the number of agreeing nonzero entries (TIES' disjoint mean);
+    ``"sum"`` adds them (the "dis-sum" the TALL-masks paper uses for its TIES multi-task vector).
+    """
+    if aggregation not in _AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {_AGGREGATIONS}, got {aggregation!r}")
+    agrees = torch.where(sign.unsqueeze(0) > 0, trimmed > 0, trimmed < 0)
+    selected = trimmed * agrees
+    total = selected.sum(dim=0)
+    if aggregation == "sum":
+        return total
+    return total / agrees.sum(dim=0).clamp(min=1).to(total.dtype)
+
+
+def ties_vector(task_vectors: torch.Tensor, density: float = 0.2, aggregation: str = "mean") -> torch.Tensor:
+    """TIES multi-task vector: trim (top-``density``), elect sign, disjoint merge. ``[T, P]`` -> ``[P]``."""
+    trimmed = trim_top_k(task_vectors, density)
+    return disjoint_merge(trimmed, elect_sign(trimmed), aggregation)
+
+
+class TIESMerging(ScaledMerge):
+    r"""TIES-Merging: TrIm, Elect Sign and merge.
+
+    .. math::
+        \hat\tau_t = \mathrm{top}_k(\tau_t), \quad
+        \gamma = \mathrm{sgn}\Big(\sum_t \hat\tau_t\Big), \quad
+        \tau^{p} = \frac{\sum_{t:\, \mathrm{sgn}(\hat\tau_t^p) = \gamma^p} \hat\tau_t^p}
+                        {|\{t:\, \mathrm{sgn}(\hat\tau_t^p) = \gamma^p\}|}, \quad
+        \theta = \theta_0 + \alpha\, \tau
+
+    Args:
+        density (float, optional): fraction of each task vector kept by magnitude, over all parameters of the
+            model. (default: ``0.2``)
+        aggregation (str, optional): ``"mean"`` (TIES) or ``"sum"`` (the dis-sum used to build TALL masks and
+            Consensus-TIES). (default: ``"mean"``)
+        scaling (float or sequence of float, optional): :math:`\alpha` or a grid to choose it on validation.
+            (default: ``1.0``)
+    """
+
+    def __init__(self, density: float = 0.2, aggregation: str = "mean", scaling: float | Sequence[float] = 1.0):
+        super().__init__(scaling)
+        if aggregation not in _AGGREGATIONS:
+            raise ValueError(f"aggregation must be one of {_AGGREGATIONS}, got {aggregation!r}")
+        if not 0.0 < density <= 1.0:
+            raise ValueError(f"density must be in (0, 1], got {density}")
+        self.density = density
+        self.aggregation = aggregation
+
+    def _multitask_vector(self, task_vectors: torch.Tensor) -> torch.Tensor:
+        return ties_vector(task_vectors, self.density, self.aggregation)
+
+    def __repr__(self) -> str:
+        return f"TIESMerging(density={self.density}, aggregation={self.aggregation!r}, scaling={self.scaling!r})"

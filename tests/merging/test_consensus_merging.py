@@ -1,0 +1,35 @@
+import torch
+
+from icml24.merging import ConsensusMerging, TaskArithmetic, TIESMerging, consensus_mask, mask_statistics
+
+
+def test_consensus_mask_counts():
+    masks = torch.tensor([[1, 1, 0, 0], [1, 0, 1, 0], [1, 0, 0, 0]], dtype=torch.bool)
+    assert consensus_mask(masks, 2).tolist() == [True, False, False, False]
+    assert consensus_mask(masks, 1).tolist() == [True, True, True, False]
+    assert consensus_mask(masks, 0).all()
+    assert not consensus_mask(masks, 4).any()
+    stats = mask_statistics(masks)
+    assert stats["catastrophic"] == 0.25 and stats["selfish"] == 0.5 and stats["general"] == 0.25
+    assert stats["histogram"] == [0.25, 0.5, 0.0, 0.25]
+
+
+def test_k_zero_equals_plain_ta_and_ties_k_large_equals_zero_shot():
+    g = torch.Generator().manual_seed(0)
+    base = torch.randn(50, generator=g)
+    tuned = base + torch.randn(4, 50, generator=g)
+    masks = torch.rand(4, 50, generator=g) > 0.5
+    cons = ConsensusMerging(k=0, scaling=0.4).fit(base, tuned, masks)
+    assert torch.allclose(cons.merge(), TaskArithmetic(scaling=0.4).fit(base, tuned).merge())
+    cons = ConsensusMerging(k=0, multitask="ties", scaling=0.4).fit(base, tuned, masks)
+    ties = TIESMerging(aggregation="sum", scaling=0.4).fit(base, tuned)
+    assert torch.allclose(cons.merge(), ties.merge())
+    assert torch.allclose(ConsensusMerging(k=5, scaling=1.0).fit(base, tuned, masks).merge(), base)
+
+
+def test_k_two_zeroes_selfish_and_catastrophic_weights():
+    base = torch.zeros(3)
+    tuned = torch.tensor([[1.0, 1.0, 1.0], [1.0, 0.0, 1.0]])
+    masks = torch.tensor([[True, True, False], [True, False, False]])
+    merged = ConsensusMerging(k=2, scaling=1.0).fit(base, tuned, masks).merge()
+    assert merged.tolist() == [2.0, 0.0, 0.0]

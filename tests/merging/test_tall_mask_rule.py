@@ -1,0 +1,52 @@
+import torch
+
+from icml24.merging import TALLMasks, compute_tall_masks, multitask_vector
+
+
+def test_lambda_zero_selects_all_nonzeros_of_a_single_task():
+    tv = torch.tensor([[0.5, 0.0, -2.0, 0.0, 1e-6]])
+    masks = compute_tall_masks(tv, tv.sum(0), 0.0)
+    assert masks.tolist() == [[True, False, True, False, True]]
+    # single task: tau_MTL == tau_t, so any lambda keeps exactly the nonzeros
+    assert compute_tall_masks(tv, tv.sum(0), 0.6).tolist() == masks.tolist()
+
+
+def test_rule_is_strict_and_per_task():
+    tv = torch.tensor([[1.0, 1.0], [1.0, -1.0]])
+    mtl = tv.sum(0)  # [2, 0]; |mtl - tv| = [[1, 1], [1, 1]]
+    assert compute_tall_masks(tv, mtl, 1.0).sum() == 0  # 1 > 1 is false
+    assert compute_tall_masks(tv, mtl, [0.5, 1.0]).tolist() == [[True, True], [False, False]]
+
+
+def test_brute_force_against_elementwise_loop():
+    g = torch.Generator().manual_seed(1)
+    tv = torch.randn(4, 30, generator=g)
+    mtl = multitask_vector(tv, "ties", density=0.3)
+    lam = [0.2, 0.3, 0.5, 0.6]
+    masks = compute_tall_masks(tv, mtl, lam)
+    for t in range(4):
+        for p in range(30):
+            assert bool(masks[t, p]) == bool(abs(tv[t, p]) > lam[t] * abs(mtl[p] - tv[t, p]))
+
+
+def test_per_task_lambda_selection_and_reconstruction():
+    g = torch.Generator().manual_seed(2)
+    base = torch.randn(40, generator=g)
+    tv = torch.randn(3, 40, generator=g)
+    tall = TALLMasks(lambdas=(0.2, 0.4, 0.6)).fit(base, base + tv, score=lambda t, v: 1.0)
+    assert tall.lambdas_.tolist() == [0.2, 0.2, 0.2]  # ties -> first lambda
+    # a score that prefers the mask closest to the task's own weights picks per task
+    target = base + tv
+
+    def score(t, v):
+        return -float((v - target[t]).abs().sum())
+
+    tall = TALLMasks(lambdas=(0.2, 0.4, 0.6)).fit(base, target, score=score)
+    for t in range(3):
+        best = max((0.2, 0.4, 0.6), key=lambda lam: score(t, base + compute_tall_masks(tv, tv.sum(0), lam)[t]
+                                                             * tv.sum(0)))
+        assert tall.lambdas_[t].item() == best
+    rec = tall.reconstruct(1)
+    assert torch.allclose(rec, base + tall.masks_[1] * tall.multitask_vector_)
+    comp = tall.compress()
+    assert torch.allclose(comp.reconstruct(1), rec)
