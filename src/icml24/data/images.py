@@ -1,0 +1,177 @@
+"""Small image-like datasets that need no download, and tasks derived from them for model-merging studies.
+
+* :func:`digits`: scikit-learn's bundled 8x8 handwritten digits (1797 images, 10 classes).
+* :func:`mnist1d`: MNIST-1D (Greydanus, 2020), 40-sample 1-D signals of 10 digit templates, *generated* offline
+  with ``mnist1d.data.make_dataset`` (never downloaded).
+* :func:`derive_task` / :func:`image_tasks`: new tasks from the same inputs by input transforms (rotations,
+  fixed pixel permutations, inversion, mirroring) and label maps (parity, ``> 4``, ``mod 3``, shifts), written as
+  specs such as ``"rot90"``, ``"perm:1"``, ``"invert+parity"``.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import numpy as np
+
+#: A fixed task order (the first 4, 8 or 14 are used, as the TALL-masks paper uses the first T of a fixed list).
+TASK_SPECS: tuple[str, ...] = (
+    "rot90", "perm:1", "invert", "parity", "rot180", "mod3", "rot270", "gt4",
+    "flip", "perm:2", "rot90+invert", "shift:3", "mod5", "perm:3",
+)
+
+_INPUT_TRANSFORMS = ("identity", "rot90", "rot180", "rot270", "perm", "invert", "flip")
+_LABEL_MAPS = {"parity": 2, "gt4": 2, "mod3": 3, "mod5": 5, "shift": 10}
+
+
+@dataclass
+class ImageTask:
+    """One classification task with a train / validation / test split.
+
+    ``x_*: [n, num_features]`` float32 (flattened images or signals), ``y_*: [n]`` int64 in
+    ``[0, num_classes)``.
+    """
+
+    name: str
+    num_classes: int
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_val: np.ndarray
+    y_val: np.ndarray
+    x_test: np.ndarray
+    y_test: np.ndarray
+
+    @property
+    def num_features(self) -> int:
+        return int(self.x_train.shape[1])
+
+    def __repr__(self) -> str:
+        return (f"ImageTask({self.name!r}, classes={self.num_classes}, train={len(self.y_train)}, "
+                f"val={len(self.y_val)}, test={len(self.y_test)})")
+
+
+def digits() -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    """scikit-learn's digits: ``x [1797, 64]`` float32 in ``[0, 1]``, ``y [1797]`` int64, image shape ``(8, 8)``."""
+    from sklearn.datasets import load_digits
+
+    data = load_digits()
+    return (data.data / 16.0).astype(np.float32), data.target.astype(np.int64), (8, 8)
+
+
+def mnist1d(num_samples: int = 5000, seed: int = 42) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    """MNIST-1D generated offline: ``x [num_samples, 40]`` float32 (standardized), ``y`` int64, shape ``(40,)``.
+
+    Uses ``mnist1d.data.make_dataset`` with the package's default arguments (``seed=42``, 5000 samples gives the
+    standard dataset); the global ``random``/``numpy`` states it reseeds are restored afterwards.
+    """
+    try:
+        from mnist1d.data import get_dataset_args, make_dataset
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("MNIST-1D needs the `mnist1d` package: pip install mnist1d") from exc
+    if num_samples < 10:
+        raise ValueError(f"num_samples must be at least 10 (one per class), got {num_samples}")
+    args = get_dataset_args()
+    args.num_samples, args.seed = int(num_samples), int(seed)
+    np_state, py_state = np.random.get_state(), random.getstate()
+    try:
+        data = make_dataset(args)
+    finally:
+        np.random.set_state(np_state)
+        random.setstate(py_state)
+    x = np.concatenate([data["x"], data["x_test"]]).astype(np.float32)
+    y = np.concatenate([data["y"], data["y_test"]]).astype(np.int64)
+    return x, y, (x.shape[1],)
+
+
+def load_source(name: str) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    """``"digits"`` or ``"mnist1d"`` -> ``(x, y, image_shape)``."""
+    if name == "digits":
+        return digits()
+    if name == "mnist1d":
+        return mnist1d()
+    raise ValueError(f"unknown image source {name!r}; choose 'digits' or 'mnist1d'")
+
+
+def _transform_inputs(x: np.ndarray, op: str, arg: int | None, shape: tuple[int, ...],
+                      value_range: tuple[float, float]) -> np.ndarray:
+    n = x.shape[0]
+    if op == "identity":
+        return x
+    if op in ("rot90", "rot180", "rot270"):
+        quarter = int(op[3:]) // 90
+        if len(shape) == 2:
+            return np.rot90(x.reshape(n, *shape), k=quarter, axes=(1, 2)).reshape(n, -1).copy()
+        # 1-D signals: a "rotation" is a circular shift by a quarter of the length per 90 degrees
+        return np.roll(x, quarter * shape[0] // 4, axis=1)
+    if op == "flip":
+        return x.reshape(n, *shape)[..., ::-1].reshape(n, -1).copy()
+    if op == "invert":
+        low, high = value_range
+        return (low + high) - x
+    if op == "perm":
+        order = np.random.default_rng([12345, arg or 0]).permutation(x.shape[1])
+        return x[:, order]
+    raise ValueError(f"unknown input transform {op!r}; choose from {_INPUT_TRANSFORMS}")
+
+
+def _map_labels(y: np.ndarray, op: str, arg: int | None) -> tuple[np.ndarray, int]:
+    if op == "parity":
+        return y % 2, 2
+    if op == "gt4":
+        return (y > 4).astype(np.int64), 2
+    if op == "mod3":
+        return y % 3, 3
+    if op == "mod5":
+        return y % 5, 5
+    if op == "shift":
+        return (y + (arg or 1)) % 10, 10
+    raise ValueError(f"unknown label map {op!r}; choose from {sorted(_LABEL_MAPS)}")
+
+
+def derive_task(x: np.ndarray, y: np.ndarray, spec: str, image_shape: tuple[int, ...],
+                value_range: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """Apply a task spec to ``(x, y)``; returns ``(x', y', num_classes)``.
+
+    A spec joins steps with ``+``: input transforms ``identity``, ``rot90``/``rot180``/``rot270`` (images rotate;
+    1-D signals shift circularly by a quarter length per 90 degrees), ``perm:<seed>`` (a fixed pixel permutation),
+    ``invert`` (``min + max - x``), ``flip`` (mirror); label maps ``parity``, ``gt4``, ``mod3``, ``mod5``,
+    ``shift:<k>`` (``(y + k) mod 10``). Example: ``"rot90+invert"``, ``"perm:2+parity"``.
+    """
+    if x.ndim != 2 or len(x) != len(y):
+        raise ValueError(f"x must be [n, features] and y [n]; got {x.shape} and {y.shape}")
+    if int(np.prod(image_shape)) != x.shape[1]:
+        raise ValueError(f"image_shape {image_shape} does not match {x.shape[1]} features")
+    value_range = value_range or (float(x.min()), float(x.max()))
+    num_classes = int(y.max()) + 1
+    for step in spec.split("+"):
+        op, _, raw = step.strip().partition(":")
+        arg = int(raw) if raw else None
+        if op in _LABEL_MAPS:
+            y, num_classes = _map_labels(y, op, arg)
+        else:
+            x = _transform_inputs(x, op, arg, tuple(image_shape), value_range)
+    return x.astype(np.float32), y.astype(np.int64), num_classes
+
+
+def split_indices(num_samples: int, seed: int = 0, val_fraction: float = 0.2,
+                  test_fraction: float = 0.2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A seeded random train / validation / test partition of ``range(num_samples)``."""
+    if not (0 < val_fraction < 1 and 0 < test_fraction < 1 and val_fraction + test_fraction < 1):
+        raise ValueError("val_fraction and test_fraction must be in (0, 1) and sum to less than 1")
+    order = np.random.default_rng(seed).permutation(num_samples)
+    num_test, num_val = int(round(test_fraction * num_samples)), int(round(val_fraction * num_samples))
+    return order[num_test + num_val:], order[num_test:num_test + num_val], order[:num_test]
+
+
+def image_tasks(source: str = "digits", specs: tuple[str, ...] | list[str] = TASK_SPECS, seed: int = 0,
+                val_fraction: float = 0.2, test_fraction: float = 0.2) -> list[ImageTask]:
+    """Derived tasks of ``source`` (``"digits"`` or ``"mnist1d"``), all on the same seeded split of the inputs."""
+    x, y, shape = load_source(source)
+    train, val, test = split_indices(len(y), seed, val_fraction, test_fraction)
+    value_range = (float(x.min()), float(x.max()))
+    tasks = []
+    for spec in specs:
+        xs, ys, num_classes = derive_task(x, y, spec, shape, value_range)
+        tasks.append(ImageTask(spec, num_classes, xs[train], ys[train], xs[val], ys[val], xs[test], ys[test]))
+    return tasks
