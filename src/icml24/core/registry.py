@@ -164,13 +164,23 @@ class Claim:
 
 
 _PAPERS: dict[str, Paper] = {}
+BROKEN: dict[str, str] = {}  # paper module -> why it failed to import
 
 
 def discover(package: str = "icml24.papers") -> dict[str, Paper]:
-    """Import every module of ``package`` and return its papers by slug."""
+    """Import every module of ``package`` and return its papers by slug.
+
+    A module that fails to import is recorded in ``BROKEN`` (shown by ``icml24 list``) instead of
+    taking every other paper down with it.
+    """
     pkg = importlib.import_module(package)
     for info in pkgutil.iter_modules(pkg.__path__, package + "."):
-        register_module(importlib.import_module(info.name))
+        if info.name in BROKEN:
+            continue
+        try:
+            register_module(importlib.import_module(info.name))
+        except Exception as exc:  # a broken paper module must not hide the others
+            BROKEN[info.name] = f"{type(exc).__name__}: {exc}"
     return dict(sorted(_PAPERS.items()))
 
 

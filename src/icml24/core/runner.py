@@ -38,6 +38,7 @@ class Task:
     full: bool
     code_version: str
     out_dir: str
+    show_progress: bool = False
 
     @property
     def label(self) -> str:
@@ -56,7 +57,8 @@ def code_version(exp: Experiment) -> str:
 
 
 def plan(experiments: Iterable[Experiment], seeds: Iterable[int], full: bool = False,
-         grid: list[dict[str, Any]] | None = None, store_folder: str | Path = "results") -> list[Task]:
+         grid: list[dict[str, Any]] | None = None, store_folder: str | Path = "results",
+         show_progress: bool = False) -> list[Task]:
     """Expand experiments x configurations (``grid`` of overrides) x seeds into tasks."""
     tasks = []
     for exp in experiments:
@@ -66,16 +68,16 @@ def plan(experiments: Iterable[Experiment], seeds: Iterable[int], full: bool = F
             for seed in seeds:
                 out_dir = Path(store_folder) / "runs" / exp.paper.slug / exp.name / f"{config_hash(config)}-s{seed}"
                 tasks.append(Task(exp.fn.__module__, exp.paper.slug, exp.name, config, int(seed), full, version,
-                                  str(out_dir)))
+                                  str(out_dir), show_progress))
     return tasks
 
 
-def execute(task: Task, show_progress: bool = False) -> RunRecord:
+def execute(task: Task) -> RunRecord:
     """Run one task in this process and return its record (never raises for an experiment's failure)."""
     module = importlib.import_module(task.module)
     paper = register_module(module)
     exp = paper.experiments[task.experiment]
-    ctx = Context(seed=task.seed, out_dir=task.out_dir, full=task.full, show_progress=show_progress)
+    ctx = Context(seed=task.seed, out_dir=task.out_dir, full=task.full, show_progress=task.show_progress)
     record = RunRecord(task.paper, task.experiment, task.config, task.seed, task.code_version,
                        "full" if task.full else "quick", "error", versions=_versions())
     start = time.perf_counter()
@@ -124,8 +126,7 @@ def _execute_dict(task: Task) -> dict[str, Any]:
 
 
 def run_tasks(tasks: list[Task], store: Store, backend: str = "inline", jobs: int = 1, address: str | None = None,
-              force: bool = False, show_progress: bool = False,
-              on_result: Callable[[RunRecord], None] | None = None) -> list[RunRecord]:
+              force: bool = False, on_result: Callable[[RunRecord], None] | None = None) -> list[RunRecord]:
     """Run every task not already stored (all of them with ``force``); store each result as it arrives."""
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
@@ -142,7 +143,7 @@ def run_tasks(tasks: list[Task], store: Store, backend: str = "inline", jobs: in
 
     if backend == "inline":
         for task in todo:
-            accept(execute(task, show_progress=show_progress))
+            accept(execute(task))
     elif backend == "local":
         _run_pool(todo, jobs, accept)
     else:

@@ -69,19 +69,29 @@ def canonical_records(store: Store, exp: Experiment, full: bool | None = None) -
     return "", []
 
 
+def judge(paper: Paper, claim: Claim, records: list[RunRecord], mode: str) -> ClaimResult:
+    """The verdict of ``claim`` on ``records`` (successful runs; errors only when none succeeded)."""
+    ok = [r for r in records if r.status == "ok"]
+    if ok:
+        verdict = claim.evaluate(aggregate(ok))
+    elif records:
+        first_line = records[-1].error.splitlines()[0] if records[-1].error else "unknown error"
+        verdict = Verdict("error", {}, f"the experiment failed: {first_line}")
+    else:
+        verdict = Verdict("error", {}, "not run yet")
+    used = ok or records
+    return ClaimResult(paper, claim, verdict, mode, len(ok), sum(r.seconds for r in used), used)
+
+
 def evaluate_paper(paper: Paper, store: Store, full: bool | None = None) -> list[ClaimResult]:
-    """The verdict of every claim of ``paper`` from what ``store`` holds."""
+    """The verdict of every claim of ``paper`` from what ``store`` holds at the canonical settings."""
     results = []
     for claim in paper.claims:
         mode, records = canonical_records(store, claim.experiment, full)
-        ok = [r for r in records if r.status == "ok"]
-        if ok:
-            verdict = claim.evaluate(aggregate(ok))
-        elif records:
-            first_line = records[-1].error.splitlines()[0] if records[-1].error else "unknown error"
-            verdict = Verdict("error", {}, f"the experiment failed: {first_line}")
-        else:
-            verdict = Verdict("error", {}, "not run yet")
-        used = ok or records
-        results.append(ClaimResult(paper, claim, verdict, mode, len(ok), sum(r.seconds for r in used), used))
+        results.append(judge(paper, claim, records, mode))
     return results
+
+
+def claims_of(exp: Experiment) -> list[Claim]:
+    """The claims that rest on ``exp``."""
+    return [c for c in exp.paper.claims if c.experiment is exp]

@@ -1,0 +1,269 @@
+"""The ``icml24`` command: list, show, run, reproduce, report, sweep."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+import click
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from icml24.core import registry
+from icml24.core.registry import Experiment, Paper
+from icml24.core.runner import BACKENDS, plan, parse_grid, parse_seeds, run_tasks
+from icml24.core.store import DEFAULT_STORE, RunRecord, Store, config_hash
+from icml24.core.verdicts import ClaimResult, claims_of, evaluate_paper, judge
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  help="Reproduce ICML 2024 papers: run experiments, check claims, write the report.")
+console = Console()
+err_console = Console(stderr=True)
+
+_VERDICT_STYLE = {"holds": "green", "fails": "red", "error": "yellow"}
+
+StoreOpt = typer.Option(DEFAULT_STORE, "--store", help="SQLite results file.")
+JsonOpt = typer.Option(None, "--json", help="Write a machine-readable summary (list of claim verdicts) here.")
+JobsOpt = typer.Option(1, "--jobs", "-j", help="Experiments run at once (process pool or Ray CPUs).")
+BackendOpt = typer.Option("local", "--backend", help=f"Where to run: {', '.join(BACKENDS)}.")
+AddressOpt = typer.Option(None, "--address", help="Ray cluster address (default: start Ray on this machine).")
+ForceOpt = typer.Option(False, "--force", help="Run again even what the store already holds.")
+FullOpt = typer.Option(False, "--full", help="Paper-scale settings instead of the quick ones.")
+
+
+def papers() -> dict[str, Paper]:
+    """Every registered paper, plus modules named in ICML24_EXTRA_PAPERS (comma-separated, for tests)."""
+    found = registry.discover()
+    extra = os.environ.get("ICML24_EXTRA_PAPERS", "")
+    for module in filter(None, (m.strip() for m in extra.split(","))):
+        import importlib
+
+        registry.register_module(importlib.import_module(module))
+    return dict(sorted(registry._PAPERS.items())) if extra else found
+
+
+def _resolve(target: str) -> list[Experiment]:
+    papers()
+    return registry.resolve(target)
+
+
+def _print_record(record: RunRecord) -> None:
+    style = "green" if record.status == "ok" else "red"
+    detail = f"{len(record.metrics)} metrics" if record.status == "ok" else record.error.splitlines()[0]
+    console.print(f"[{style}]{record.status:>5}[/] {record.paper}:{record.experiment} seed={record.seed} "
+                  f"({record.seconds:.1f} s) {detail}", highlight=False)
+
+
+def _claims_table(results: list[ClaimResult]) -> None:
+    if not results:
+        return
+    table = Table(title="claims", show_lines=False)
+    for column in ("paper", "claim", "measured", "verdict", "seeds"):
+        table.add_column(column, overflow="fold")
+    from icml24.core.report import measured_text
+
+    for r in results:
+        style = _VERDICT_STYLE[r.verdict.status]
+        table.add_row(r.paper.slug, r.claim.text, measured_text(r), f"[{style}]{r.verdict.status}[/]",
+                      str(r.num_seeds))
+    console.print(table)
+
+
+def _write_json(path: Optional[Path], results: list[ClaimResult], extra: Optional[list[dict]] = None) -> None:
+    if path is None:
+        return
+    payload = [r.as_json() for r in results] + (extra or [])
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(payload, indent=2))
+    console.print(f"summary written to {path}")
+
+
+def _execute(experiments: list[Experiment], seeds: list[int], full: bool, grid_for, store_path: Path,
+             backend: str, jobs: int, address: Optional[str], force: bool) -> tuple[Store, list]:
+    store = Store(store_path)
+    tasks = []
+    for exp in experiments:
+        tasks += plan([exp], seeds, full=full, grid=grid_for(exp), store_folder=store.folder,
+                      show_progress=sys.stdout.isatty() and jobs == 1)
+    skipped = len(tasks)
+    console.print(f"{len(tasks)} run(s) planned; backend={backend}, jobs={jobs}", highlight=False)
+    done = run_tasks(tasks, store, backend=backend, jobs=jobs, address=address, force=force, on_result=_print_record)
+    skipped -= len(done)
+    if skipped:
+        console.print(f"{skipped} run(s) already in the store were skipped (--force runs them again)")
+    return store, tasks
+
+
+def _claims_for_tasks(store: Store, tasks) -> list[ClaimResult]:
+    """Verdicts of the claims resting on the (experiment, config) groups just run."""
+    results = []
+    seen = set()
+    for task in tasks:
+        key = (task.paper, task.experiment, config_hash(task.config))
+        if key in seen:
+            continue
+        seen.add(key)
+        exp = registry._PAPERS[task.paper].experiments[task.experiment]
+        seeds = {t.seed for t in tasks if (t.paper, t.experiment, config_hash(t.config)) == key}
+        records = [r for r in store.records(task.paper, task.experiment, config=task.config,
+                                            code_version=task.code_version) if r.seed in seeds]
+        for claim in claims_of(exp):
+            results.append(judge(exp.paper, claim, records, "full" if task.full else "quick"))
+    return results
+
+
+@app.command("list")
+def list_papers(store: Path = StoreOpt) -> None:
+    """Papers, experiments, claims and the last verdict from the store."""
+    found = papers()
+    results = {}
+    if store.exists():
+        with Store(store) as db:
+            for paper in found.values():
+                for r in evaluate_paper(paper, db):
+                    results[id(r.claim)] = r.verdict.status
+    table = Table(title=f"{len(found)} papers")
+    for column in ("paper", "title", "experiments", "claims (last verdict)"):
+        table.add_column(column, overflow="fold")
+    for paper in found.values():
+        claims = "\n".join(
+            f"[{_VERDICT_STYLE.get(results.get(id(c), ''), 'dim')}]{results.get(id(c), 'not run')}[/] {c.text}"
+            for c in paper.claims)
+        table.add_row(paper.slug, paper.title, ", ".join(paper.experiments), claims)
+    console.print(table)
+    for module, why in registry.BROKEN.items():
+        err_console.print(f"[yellow]warning:[/] {module} failed to import: {why}", highlight=False)
+
+
+@app.command()
+def show(slug: str) -> None:
+    """The paper record: authors, code, deviations, experiments and claims."""
+    papers()
+    paper = registry.get_paper(slug)
+    console.print(f"[bold]{paper.slug}[/]: {paper.title}")
+    console.print(f"{paper.authors} — {paper.venue}  {paper.code}", highlight=False)
+    if paper.summary:
+        console.print(paper.summary)
+    if paper.deviations:
+        console.print("\n[bold]Deviations from the paper[/]")
+        for d in paper.deviations:
+            console.print(f"  - {d}", highlight=False)
+    console.print("\n[bold]Experiments[/]")
+    for exp in paper.experiments.values():
+        params = ", ".join(f"{k}: {t.__name__}" for k, t in exp.parameters().items())
+        console.print(f"  {exp.name}({params})  {exp.doc.splitlines()[0] if exp.doc else ''}", highlight=False)
+        console.print(f"    quick={exp.quick}  full={exp.full}", highlight=False)
+    console.print("\n[bold]Claims[/]")
+    for c in paper.claims:
+        console.print(f"  - {c.text}  [dim](paper: {c.paper}; experiment: {c.experiment.name})[/]", highlight=False)
+
+
+@app.command()
+def run(target: str = typer.Argument(..., help="SLUG or SLUG:EXPERIMENT"),
+        full: bool = FullOpt,
+        seed: Optional[int] = typer.Option(None, "--seed", help="One seed (default 0)."),
+        seeds: Optional[str] = typer.Option(None, "--seeds", help="Seed list, e.g. 0-4 or 0,2,5."),
+        set_: list[str] = typer.Option([], "--set", help="Override a parameter: --set key=value (repeatable)."),
+        store: Path = StoreOpt, jobs: int = JobsOpt, backend: str = BackendOpt, address: Optional[str] = AddressOpt,
+        force: bool = ForceOpt, json_out: Optional[Path] = JsonOpt) -> None:
+    """Run one paper's experiments (or one experiment) and check its claims."""
+    experiments = _resolve(target)
+    seed_list = parse_seeds(seeds) if seeds else [seed if seed is not None else 0]
+    grids = {exp.key: parse_grid(exp, set_, allow_lists=False) for exp in experiments} if set_ else {}
+    db, tasks = _execute(experiments, seed_list, full, lambda e: grids.get(e.key), store, backend, jobs, address,
+                         force)
+    results = _claims_for_tasks(db, tasks)
+    _claims_table(results)
+    _write_json(json_out, results)
+    db.close()
+
+
+@app.command()
+def reproduce(full: bool = FullOpt,
+              only: Optional[str] = typer.Option(None, "--only", help="Comma-separated paper slugs."),
+              seeds: str = typer.Option("0", "--seeds", help="Seeds of every experiment, e.g. 0-2."),
+              store: Path = StoreOpt, jobs: int = JobsOpt, backend: str = BackendOpt,
+              address: Optional[str] = AddressOpt, force: bool = ForceOpt, json_out: Optional[Path] = JsonOpt,
+              out: Optional[Path] = typer.Option(None, "--out", help="Report folder (default: beside the store).")
+              ) -> None:
+    """Every experiment of every paper (resuming what is stored), then the report."""
+    found = papers()
+    slugs = [s.strip() for s in only.split(",")] if only else list(found)
+    for slug in slugs:
+        registry.get_paper(slug)
+    experiments = [exp for slug in slugs for exp in found[slug].experiments.values()]
+    db, _ = _execute(experiments, parse_seeds(seeds), full, lambda e: None, store, backend, jobs, address, force)
+    results = [r for slug in slugs for r in evaluate_paper(found[slug], db, full)]
+    _claims_table(results)
+    _write_json(json_out, results)
+    _report({s: found[s] for s in slugs}, db, out or db.folder)
+    db.close()
+
+
+@app.command()
+def report(store: Path = StoreOpt,
+           out: Optional[Path] = typer.Option(None, "--out", help="Folder for REPORT.md and report/index.html.")
+           ) -> None:
+    """Write REPORT.md and report/index.html from the store."""
+    if not store.exists():
+        raise FileNotFoundError(f"no results store at {store}; run `icml24 reproduce` first or pass --store")
+    with Store(store) as db:
+        _report(papers(), db, out or db.folder)
+
+
+def _report(found: dict[str, Paper], db: Store, out: Path) -> None:
+    from icml24.core.report import write_report
+
+    md, page = write_report(found, db, out)
+    console.print(f"report: {md} and {page}")
+
+
+@app.command()
+def sweep(target: str = typer.Argument(..., help="SLUG:EXPERIMENT"),
+          seeds: str = typer.Option("0", "--seeds", help="Seed list, e.g. 0-99."),
+          set_: list[str] = typer.Option([], "--set", help="Grid axis: --set key=a,b,c (repeatable)."),
+          full: bool = FullOpt, store: Path = StoreOpt, jobs: int = JobsOpt, backend: str = BackendOpt,
+          address: Optional[str] = AddressOpt, force: bool = ForceOpt, json_out: Optional[Path] = JsonOpt) -> None:
+    """A grid of settings x seeds, resumable, on a process pool or a Ray cluster."""
+    experiments = _resolve(target)
+    if len(experiments) != 1:
+        raise ValueError(f"sweep takes one experiment, SLUG:EXPERIMENT; {target!r} names {len(experiments)}")
+    exp = experiments[0]
+    grid = parse_grid(exp, set_, allow_lists=True)
+    db, tasks = _execute([exp], parse_seeds(seeds), full, lambda e: grid, store, backend, jobs, address, force)
+    results = _claims_for_tasks(db, tasks)
+    _claims_table(results)
+    configs = {config_hash(t.config): t.config for t in tasks}
+    payload = [{**r.as_json(), "config": configs[config_hash(r.records[0].config)]} if r.records else r.as_json()
+               for r in results]
+    if json_out is not None:
+        Path(json_out).write_text(json.dumps(payload, indent=2))
+        console.print(f"summary written to {json_out}")
+    db.close()
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Entry point: user errors become one red line on stderr and exit status 2."""
+    try:
+        result = app(args=argv, prog_name="icml24", standalone_mode=False)
+    except (ValueError, FileNotFoundError) as exc:
+        err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        return 2
+    except click.exceptions.UsageError as exc:
+        err_console.print(f"[red]error:[/] {exc.format_message()}", highlight=False, soft_wrap=True)
+        return 2
+    except click.exceptions.Abort:
+        err_console.print("[red]aborted[/]")
+        return 130
+    except KeyboardInterrupt:
+        err_console.print("[red]interrupted[/] (what finished is stored; run again to resume)")
+        return 130
+    return result if isinstance(result, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,213 @@
+"""The report: ``REPORT.md`` and a static ``report/index.html`` with figures, built from the store only."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from icml24.core.registry import Paper
+from icml24.core.store import RunRecord, Store
+from icml24.core.verdicts import ClaimResult, aggregate, canonical_records, evaluate_paper
+
+_BADGE = {"holds": "✅ holds", "fails": "❌ fails", "error": "⚠️ error"}
+_COLOR = {"holds": "#1a7f37", "fails": "#cf222e", "error": "#9a6700"}
+
+
+def fmt(value: float) -> str:
+    """Compact number formatting for tables."""
+    if value == 0 or 1e-3 <= abs(value) < 1e5:
+        return f"{value:.4g}"
+    return f"{value:.3g}"
+
+
+@dataclass
+class ExperimentSection:
+    name: str
+    doc: str
+    mode: str
+    records: list[RunRecord]
+    figures: list[Path]
+
+
+@dataclass
+class PaperSection:
+    paper: Paper
+    claims: list[ClaimResult]
+    experiments: list[ExperimentSection]
+
+
+def collect(papers: dict[str, Paper], store: Store, full: bool | None = None) -> list[PaperSection]:
+    """Everything the report shows, read from the store."""
+    sections = []
+    for paper in papers.values():
+        experiments = []
+        for exp in paper.experiments.values():
+            mode, records = canonical_records(store, exp, full)
+            ok = [r for r in records if r.status == "ok"]
+            figures = [Path(f) for f in (ok[0].figures if ok else []) if Path(f).exists()]
+            experiments.append(ExperimentSection(exp.name, exp.doc.splitlines()[0] if exp.doc else "", mode,
+                                                 ok or records, figures))
+        sections.append(PaperSection(paper, evaluate_paper(paper, store, full), experiments))
+    return sections
+
+
+def metrics_rows(records: list[RunRecord]) -> list[tuple[str, str]]:
+    """(metric, 'mean ± std') rows over the seeds of one experiment."""
+    ok = [r for r in records if r.status == "ok"]
+    summary = aggregate(ok)
+    rows = []
+    for key, mean in summary.items():
+        if key.endswith("_std") or key == "num_seeds":
+            continue
+        std = summary.get(f"{key}_std")
+        rows.append((key, fmt(mean) + (f" ± {fmt(std)}" if std else "")))
+    return rows
+
+
+def measured_text(result: ClaimResult) -> str:
+    if result.verdict.status == "error":
+        return result.verdict.message
+    return ", ".join(f"{k} = {fmt(v)}" for k, v in result.verdict.measured.items())
+
+
+def write_report(papers: dict[str, Paper], store: Store, out: str | Path = "results",
+                 full: bool | None = None) -> tuple[Path, Path]:
+    """Write ``<out>/REPORT.md`` and ``<out>/report/index.html`` (figures copied beside it)."""
+    out = Path(out)
+    html_dir = out / "report"
+    figure_dir = html_dir / "figures"
+    if figure_dir.exists():
+        shutil.rmtree(figure_dir)
+    figure_dir.mkdir(parents=True, exist_ok=True)
+    sections = collect(papers, store, full)
+    copied: dict[Path, str] = {}
+    for section in sections:
+        for exp in section.experiments:
+            for figure in exp.figures:
+                name = f"{section.paper.slug}-{exp.name}-{figure.name}"
+                shutil.copyfile(figure, figure_dir / name)
+                copied[figure] = f"figures/{name}"
+    md_path = out / "REPORT.md"
+    html_path = html_dir / "index.html"
+    md_path.write_text(_markdown(sections, copied))
+    html_path.write_text(_html(sections, copied))
+    return md_path, html_path
+
+
+def _counts(sections: list[PaperSection]) -> dict[str, int]:
+    counts = {"holds": 0, "fails": 0, "error": 0}
+    for section in sections:
+        for result in section.claims:
+            counts[result.verdict.status] += 1
+    return counts
+
+
+def _markdown(sections: list[PaperSection], copied: dict[Path, str]) -> str:
+    counts = _counts(sections)
+    lines = [
+        "# icml24 reproduction report",
+        "",
+        f"Generated {dt.datetime.now().strftime('%Y-%m-%d %H:%M')} from the results store. "
+        f"Claims: {counts['holds']} hold, {counts['fails']} fail, {counts['error']} error.",
+        "",
+        "| paper | claim | paper reports | we measured | verdict | mode | seeds | time (s) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for section in sections:
+        for r in section.claims:
+            lines.append(
+                f"| {section.paper.slug} | {_md_cell(r.claim.text)} | {_md_cell(r.claim.paper)} | "
+                f"{_md_cell(measured_text(r))} | {_BADGE[r.verdict.status]} | {r.mode or '-'} | {r.num_seeds} | "
+                f"{r.seconds:.1f} |"
+            )
+    for section in sections:
+        paper = section.paper
+        lines += ["", f"## {paper.slug}: {paper.title}", ""]
+        if paper.authors:
+            lines.append(f"{paper.authors}. {paper.venue}." + (f" Code: {paper.code}" if paper.code else ""))
+            lines.append("")
+        if paper.summary:
+            lines += [paper.summary, ""]
+        if paper.deviations:
+            lines += ["**Deviations from the paper**", ""] + [f"- {d}" for d in paper.deviations] + [""]
+        for exp in section.experiments:
+            lines.append(f"### {exp.name} ({exp.mode or 'not run'})")
+            if exp.doc:
+                lines += ["", exp.doc]
+            rows = metrics_rows(exp.records)
+            errors = [r for r in exp.records if r.status == "error"]
+            if rows:
+                seconds = sum(r.seconds for r in exp.records) / max(len(exp.records), 1)
+                memory = max(r.peak_rss_mb for r in exp.records)
+                lines += ["", f"{len(exp.records)} seed(s), {seconds:.1f} s per seed, peak memory {memory:.0f} MB.", "",
+                          "| metric | mean ± std |", "|---|---|"]
+                lines += [f"| {k} | {v} |" for k, v in rows]
+            elif errors:
+                lines += ["", f"Error: `{_md_cell(errors[-1].error.splitlines()[0])}`"]
+            for figure in exp.figures:
+                lines += ["", f"![{figure.stem}](report/{copied[figure]})"]
+            lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _html(sections: list[PaperSection], copied: dict[Path, str]) -> str:
+    esc = html.escape
+    counts = _counts(sections)
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>icml24 report</title><style>",
+        "body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#1f2328}",
+        "table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px solid #d0d7de;padding:4px 8px;"
+        "vertical-align:top}th{background:#f6f8fa}.v{font-weight:600;white-space:nowrap}img{max-width:560px;margin:4px}"
+        ".dev{background:#fff8c5;padding:6px 12px;border-radius:6px}code{font-size:12px}",
+        "</style></head><body><h1>icml24 reproduction report</h1>",
+        f"<p>Generated {esc(dt.datetime.now().strftime('%Y-%m-%d %H:%M'))}. Claims: "
+        f"<span style='color:{_COLOR['holds']}'>{counts['holds']} hold</span>, "
+        f"<span style='color:{_COLOR['fails']}'>{counts['fails']} fail</span>, "
+        f"<span style='color:{_COLOR['error']}'>{counts['error']} error</span>.</p>",
+        "<table><tr><th>paper</th><th>claim</th><th>paper reports</th><th>we measured</th><th>verdict</th>"
+        "<th>mode</th><th>seeds</th><th>time (s)</th></tr>",
+    ]
+    for section in sections:
+        for r in section.claims:
+            status = r.verdict.status
+            parts.append(
+                f"<tr><td><a href='#{esc(section.paper.slug)}'>{esc(section.paper.slug)}</a></td>"
+                f"<td>{esc(r.claim.text)}</td><td>{esc(r.claim.paper)}</td><td>{esc(measured_text(r))}</td>"
+                f"<td class='v' style='color:{_COLOR[status]}'>{esc(status)}</td><td>{esc(r.mode or '-')}</td>"
+                f"<td>{r.num_seeds}</td><td>{r.seconds:.1f}</td></tr>"
+            )
+    parts.append("</table>")
+    for section in sections:
+        paper = section.paper
+        parts.append(f"<h2 id='{esc(paper.slug)}'>{esc(paper.slug)}: {esc(paper.title)}</h2>")
+        if paper.authors:
+            link = f" <a href='{esc(paper.code)}'>code</a>" if paper.code else ""
+            parts.append(f"<p>{esc(paper.authors)}. {esc(paper.venue)}.{link}</p>")
+        if paper.summary:
+            parts.append(f"<p>{esc(paper.summary)}</p>")
+        if paper.deviations:
+            parts.append("<div class='dev'><b>Deviations from the paper</b><ul>"
+                         + "".join(f"<li>{esc(d)}</li>" for d in paper.deviations) + "</ul></div>")
+        for exp in section.experiments:
+            parts.append(f"<h3>{esc(exp.name)} <small>({esc(exp.mode or 'not run')})</small></h3>")
+            if exp.doc:
+                parts.append(f"<p>{esc(exp.doc)}</p>")
+            rows = metrics_rows(exp.records)
+            errors = [r for r in exp.records if r.status == "error"]
+            if rows:
+                seconds = sum(r.seconds for r in exp.records) / max(len(exp.records), 1)
+                parts.append(f"<p>{len(exp.records)} seed(s), {seconds:.1f} s per seed.</p><table>"
+                             "<tr><th>metric</th><th>mean ± std</th></tr>"
+                             + "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in rows) + "</table>")
+            elif errors:
+                parts.append(f"<p>Error: <code>{esc(errors[-1].error.splitlines()[0])}</code></p>")
+            parts += [f"<img src='{esc(copied[f])}' alt='{esc(f.stem)}'>" for f in exp.figures]
+    parts.append("</body></html>")
+    return "\n".join(parts)

@@ -1,0 +1,37 @@
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from icml24.core import Context  # noqa: E402
+
+
+def test_seeding_is_reproducible():
+    a, b = Context(seed=3), Context(seed=3)
+    assert a.rng.random() == b.rng.random()
+    Context(seed=5)
+    t1 = torch.rand(3)
+    Context(seed=5)
+    assert torch.equal(t1, torch.rand(3))
+    g1, g2 = Context(seed=1).torch_generator(2), Context(seed=1).torch_generator(2)
+    assert torch.equal(torch.rand(2, generator=g1), torch.rand(2, generator=g2))
+    assert Context(seed=1).child_seed(0) != Context(seed=1).child_seed(1)
+
+
+def test_figure_and_artifact(tmp_path):
+    ctx = Context(seed=0, out_dir=tmp_path / "run")
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    path = ctx.figure("curve", fig)
+    assert path.exists() and path.suffix == ".png"
+    art = ctx.artifact("heads", {"layers": np.arange(3)})
+    assert art.read_text().count("2") >= 1
+    with pytest.raises(ValueError, match="letters, digits"):
+        ctx.figure("../escape", plt.figure())
+
+
+def test_progress_passes_items_through():
+    assert list(Context(seed=0).progress(range(4), "x")) == [0, 1, 2, 3]

@@ -1,0 +1,80 @@
+import math
+
+import pytest
+
+from icml24.core import Claim, Context, Paper, experiment
+from icml24.core.registry import discover, register_module, resolve
+
+
+def test_discover_finds_package_papers_and_toy():
+    import toy_paper
+
+    register_module(toy_paper)
+    papers = discover()
+    assert "toy" in papers
+    assert set(papers["toy"].experiments) == {"square", "broken", "crash", "slow"}
+    assert len(papers["toy"].claims) == 4
+
+
+def test_resolve_errors_name_the_fix():
+    import toy_paper
+
+    register_module(toy_paper)
+    with pytest.raises(ValueError, match="no paper 'nosuch'"):
+        resolve("nosuch")
+    with pytest.raises(ValueError, match="has no experiment 'nope'.*square"):
+        resolve("toy:nope")
+    assert [e.name for e in resolve("toy:square")] == ["square"]
+
+
+def test_config_layers_and_unknown_keys():
+    import toy_paper
+
+    exp = toy_paper.square
+    assert exp.config() == {"x": 2.0, "noisy": False, "label": "a", "repeats": 1}
+    assert exp.config(full=True)["x"] == 3.0
+    assert exp.config(overrides={"x": 5.0})["x"] == 5.0
+    with pytest.raises(ValueError, match="takes no parameter bogus"):
+        exp.config(overrides={"bogus": 1})
+
+
+def test_claim_verdicts_holds_fails_error():
+    import toy_paper
+
+    holds, fails, nan_claim, _ = toy_paper.PAPER.claims
+    assert holds.evaluate({"value": 4.0}).status == "holds"
+    verdict = fails.evaluate({"value": 4.0, "other": 1.0})
+    assert verdict.status == "fails"
+    assert verdict.measured == {"value": 4.0}  # only what the check read
+    nan_verdict = nan_claim.evaluate({"value": math.nan})
+    assert nan_verdict.status == "error" and "non-finite" in nan_verdict.message
+    assert holds.evaluate({}).status == "error"
+    missing = holds.evaluate({"something_else": 1.0})
+    assert missing.status == "error" and "value" in missing.message
+
+
+def test_broken_check_is_an_error_not_an_exception():
+    paper = Paper(slug="tmp-broken-check", title="t")
+
+    @experiment(paper)
+    def e(ctx) -> dict[str, float]:
+        return {"a": 1.0}
+
+    claim = Claim("divides by zero", experiment=e, check=lambda m: m["a"] / 0 > 1)
+    verdict = claim.evaluate({"a": 1.0})
+    assert verdict.status == "error" and "ZeroDivisionError" in verdict.message
+
+
+def test_claim_needs_a_registered_experiment():
+    with pytest.raises(TypeError, match="decorated with @experiment"):
+        Claim("x", experiment=lambda ctx: {}, check=lambda m: True)
+
+
+def test_same_seed_same_metrics(tmp_path):
+    import toy_paper
+
+    first = toy_paper.square(Context(seed=7, out_dir=tmp_path), x=1.0, noisy=True)
+    second = toy_paper.square(Context(seed=7, out_dir=tmp_path), x=1.0, noisy=True)
+    third = toy_paper.square(Context(seed=8, out_dir=tmp_path), x=1.0, noisy=True)
+    assert first == second
+    assert first != third
