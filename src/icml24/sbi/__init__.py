@@ -4,6 +4,20 @@ from icml24._lazy import lazy_exports
 
 # exported name -> submodule that defines it; each method adds its own line(s)
 _EXPORTS: dict[str, str] = {
+    "Simformer": ".simformer",
+    "ScoreTransformer": ".transformer",
+    "VESDE": ".sde",
+    "VPSDE": ".sde",
+    "euler_maruyama": ".sampling",
+    "probability_flow_ode": ".sampling",
+    "moralize": ".masks",
+    "faithful_inverse_mask": ".masks",
+    "attention_mask": ".masks",
+    "structured_condition_masks": ".masks",
+    "c2st": ".c2st",
+    "LinearGaussianTask": ".tasks",
+    "TwoMoons": ".tasks",
+    "get_task": ".tasks",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
