@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
 from pathlib import Path
-from typing import Optional
 
 import click
 import typer
+
+try:  # recent Typer vendors its own copy of click
+    from typer._click import exceptions as _typer_click
+except ImportError:  # pragma: no cover - older Typer uses click itself
+    _typer_click = click.exceptions
 from rich.console import Console
 from rich.table import Table
 
 from icml24.core import registry
 from icml24.core.registry import Experiment, Paper
-from icml24.core.runner import BACKENDS, plan, parse_grid, parse_seeds, run_tasks
+from icml24.core.runner import BACKENDS, parse_grid, parse_seeds, plan, run_tasks
 from icml24.core.store import DEFAULT_STORE, RunRecord, Store, config_hash
 from icml24.core.verdicts import ClaimResult, claims_of, evaluate_paper, judge
 
@@ -40,9 +45,11 @@ def papers() -> dict[str, Paper]:
     found = registry.discover()
     extra = os.environ.get("ICML24_EXTRA_PAPERS", "")
     for module in filter(None, (m.strip() for m in extra.split(","))):
-        import importlib
-
-        registry.register_module(importlib.import_module(module))
+        try:
+            registry.register_module(importlib.import_module(module))
+        except ImportError as exc:
+            raise ValueError(f"ICML24_EXTRA_PAPERS names {module!r}, which cannot be imported ({exc}); "
+                             "fix PYTHONPATH or unset the variable") from None
     return dict(sorted(registry._PAPERS.items())) if extra else found
 
 
@@ -73,7 +80,7 @@ def _claims_table(results: list[ClaimResult]) -> None:
     console.print(table)
 
 
-def _write_json(path: Optional[Path], results: list[ClaimResult], extra: Optional[list[dict]] = None) -> None:
+def _write_json(path: Path | None, results: list[ClaimResult], extra: list[dict] | None = None) -> None:
     if path is None:
         return
     payload = [r.as_json() for r in results] + (extra or [])
@@ -83,7 +90,7 @@ def _write_json(path: Optional[Path], results: list[ClaimResult], extra: Optiona
 
 
 def _execute(experiments: list[Experiment], seeds: list[int], full: bool, grid_for, store_path: Path,
-             backend: str, jobs: int, address: Optional[str], force: bool) -> tuple[Store, list]:
+             backend: str, jobs: int, address: str | None, force: bool) -> tuple[Store, list]:
     store = Store(store_path)
     tasks = []
     for exp in experiments:
@@ -165,11 +172,11 @@ def show(slug: str) -> None:
 @app.command()
 def run(target: str = typer.Argument(..., help="SLUG or SLUG:EXPERIMENT"),
         full: bool = FullOpt,
-        seed: Optional[int] = typer.Option(None, "--seed", help="One seed (default 0)."),
-        seeds: Optional[str] = typer.Option(None, "--seeds", help="Seed list, e.g. 0-4 or 0,2,5."),
+        seed: int | None = typer.Option(None, "--seed", help="One seed (default 0)."),
+        seeds: str | None = typer.Option(None, "--seeds", help="Seed list, e.g. 0-4 or 0,2,5."),
         set_: list[str] = typer.Option([], "--set", help="Override a parameter: --set key=value (repeatable)."),
-        store: Path = StoreOpt, jobs: int = JobsOpt, backend: str = BackendOpt, address: Optional[str] = AddressOpt,
-        force: bool = ForceOpt, json_out: Optional[Path] = JsonOpt) -> None:
+        store: Path = StoreOpt, jobs: int = JobsOpt, backend: str = BackendOpt, address: str | None = AddressOpt,
+        force: bool = ForceOpt, json_out: Path | None = JsonOpt) -> None:
     """Run one paper's experiments (or one experiment) and check its claims."""
     experiments = _resolve(target)
     seed_list = parse_seeds(seeds) if seeds else [seed if seed is not None else 0]
@@ -184,11 +191,11 @@ def run(target: str = typer.Argument(..., help="SLUG or SLUG:EXPERIMENT"),
 
 @app.command()
 def reproduce(full: bool = FullOpt,
-              only: Optional[str] = typer.Option(None, "--only", help="Comma-separated paper slugs."),
+              only: str | None = typer.Option(None, "--only", help="Comma-separated paper slugs."),
               seeds: str = typer.Option("0", "--seeds", help="Seeds of every experiment, e.g. 0-2."),
               store: Path = StoreOpt, jobs: int = JobsOpt, backend: str = BackendOpt,
-              address: Optional[str] = AddressOpt, force: bool = ForceOpt, json_out: Optional[Path] = JsonOpt,
-              out: Optional[Path] = typer.Option(None, "--out", help="Report folder (default: beside the store).")
+              address: str | None = AddressOpt, force: bool = ForceOpt, json_out: Path | None = JsonOpt,
+              out: Path | None = typer.Option(None, "--out", help="Report folder (default: beside the store).")
               ) -> None:
     """Every experiment of every paper (resuming what is stored), then the report."""
     found = papers()
@@ -206,7 +213,7 @@ def reproduce(full: bool = FullOpt,
 
 @app.command()
 def report(store: Path = StoreOpt,
-           out: Optional[Path] = typer.Option(None, "--out", help="Folder for REPORT.md and report/index.html.")
+           out: Path | None = typer.Option(None, "--out", help="Folder for REPORT.md and report/index.html.")
            ) -> None:
     """Write REPORT.md and report/index.html from the store."""
     if not store.exists():
@@ -227,7 +234,7 @@ def sweep(target: str = typer.Argument(..., help="SLUG:EXPERIMENT"),
           seeds: str = typer.Option("0", "--seeds", help="Seed list, e.g. 0-99."),
           set_: list[str] = typer.Option([], "--set", help="Grid axis: --set key=a,b,c (repeatable)."),
           full: bool = FullOpt, store: Path = StoreOpt, jobs: int = JobsOpt, backend: str = BackendOpt,
-          address: Optional[str] = AddressOpt, force: bool = ForceOpt, json_out: Optional[Path] = JsonOpt) -> None:
+          address: str | None = AddressOpt, force: bool = ForceOpt, json_out: Path | None = JsonOpt) -> None:
     """A grid of settings x seeds, resumable, on a process pool or a Ray cluster."""
     experiments = _resolve(target)
     if len(experiments) != 1:
@@ -246,17 +253,17 @@ def sweep(target: str = typer.Argument(..., help="SLUG:EXPERIMENT"),
     db.close()
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Entry point: user errors become one red line on stderr and exit status 2."""
     try:
         result = app(args=argv, prog_name="icml24", standalone_mode=False)
     except (ValueError, FileNotFoundError) as exc:
         err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
         return 2
-    except click.exceptions.UsageError as exc:
+    except (click.exceptions.UsageError, _typer_click.UsageError) as exc:
         err_console.print(f"[red]error:[/] {exc.format_message()}", highlight=False, soft_wrap=True)
         return 2
-    except click.exceptions.Abort:
+    except (click.exceptions.Abort, getattr(_typer_click, "Abort", click.exceptions.Abort)):
         err_console.print("[red]aborted[/]")
         return 130
     except KeyboardInterrupt:

@@ -107,9 +107,12 @@ def _cli(*args, env_extra=None, **kwargs):
 def _count(db: Path) -> tuple[int, int]:
     if not db.exists():
         return 0, 0
-    with sqlite3.connect(db, timeout=30) as con:
-        total = con.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
-        distinct = con.execute("SELECT COUNT(DISTINCT seed) FROM runs").fetchone()[0]
+    try:
+        with sqlite3.connect(db, timeout=30) as con:
+            total = con.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+            distinct = con.execute("SELECT COUNT(DISTINCT seed) FROM runs").fetchone()[0]
+    except sqlite3.OperationalError:  # the schema is not created yet
+        return 0, 0
     return total, distinct
 
 

@@ -7,8 +7,9 @@ import logging
 import os
 import random
 import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 

@@ -11,8 +11,9 @@ import inspect
 import math
 import pkgutil
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass
@@ -26,8 +27,8 @@ class Paper:
     code: str = ""
     deviations: list[str] = field(default_factory=list)
     summary: str = ""
-    experiments: dict[str, "Experiment"] = field(default_factory=dict, repr=False)
-    claims: list["Claim"] = field(default_factory=list, repr=False)
+    experiments: dict[str, Experiment] = field(default_factory=dict, repr=False)
+    claims: list[Claim] = field(default_factory=list, repr=False)
 
 
 @dataclass

@@ -11,12 +11,13 @@ import os
 import resource
 import time
 import traceback
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from icml24.core.context import Context
 from icml24.core.registry import Experiment, register_module

@@ -52,7 +52,8 @@ def planetoid(name: str, root: str | os.PathLike | None = None, download: bool =
 def _missing_message(folder: Path, key: str, missing: list[str]) -> str:
     return (
         f"Planetoid files ind.{key}.{{{','.join(missing)}}} are missing in {folder}; put the raw files there "
-        f"or set ICML24_DATA to a folder holding {PLANETOID_NAMES[key]}/raw/ (for this repo: ICML24_DATA=../shared/data)"
+        f"or set ICML24_DATA to a folder holding {PLANETOID_NAMES[key]}/raw/ "
+        "(for this repo: ICML24_DATA=../shared/data)"
     )
 
 

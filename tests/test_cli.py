@@ -1,0 +1,103 @@
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from icml24.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def toy_env(monkeypatch):
+    monkeypatch.setenv("ICML24_EXTRA_PAPERS", "toy_paper")
+
+
+def _err_line(capsys) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["run", "nosuch"], "no paper 'nosuch'"),
+    (["run", "toy:nope"], "has no experiment 'nope'"),
+    (["run", "toy:square", "--set", "x=abc"], "expects float"),
+    (["run", "toy:square", "--set", "bogus=1"], "takes no parameter 'bogus'"),
+    (["run", "toy:square", "--set", "novalue"], "key=value"),
+    (["run", "toy:square", "--seeds", "x-y"], "--seeds"),
+    (["run", "toy:square", "--backend", "spark"], "unknown backend"),
+    (["sweep", "toy"], "sweep takes one experiment"),
+    (["show", "nosuch"], "no paper"),
+    (["run", "--no-such-flag", "toy"], "No such option"),
+])
+def test_user_errors_exit_2_with_one_line(argv, expected, capsys, tmp_path):
+    assert main([*argv, "--store", str(tmp_path / "s.sqlite")] if argv[0] in ("run", "sweep") and "--no-such-flag"
+                not in argv else argv) == 2
+    assert expected in _err_line(capsys)
+
+
+def test_report_without_store_exits_2(capsys, tmp_path):
+    assert main(["report", "--store", str(tmp_path / "none.sqlite")]) == 2
+    assert "icml24 reproduce" in _err_line(capsys)
+
+
+def test_run_json_summary(tmp_path, capsys):
+    out = tmp_path / "summary.json"
+    assert main(["run", "toy:square", "--seeds", "0-1", "--backend", "inline", "--store", str(tmp_path / "s.sqlite"),
+                 "--json", str(out)]) == 0
+    summary = json.loads(out.read_text())
+    assert [s["verdict"] for s in summary] == ["holds", "fails"]
+    assert summary[0]["measured"] == {"value": 4.0}
+    assert set(summary[0]) >= {"paper", "experiment", "claim", "verdict", "measured", "paper_value", "seconds"}
+    assert summary[0]["seeds"] == 2
+
+
+def test_run_with_set_override(tmp_path):
+    out = tmp_path / "summary.json"
+    assert main(["run", "toy:square", "--set", "x=20", "--backend", "inline", "--store", str(tmp_path / "s.sqlite"),
+                 "--json", str(out)]) == 0
+    assert [s["verdict"] for s in json.loads(out.read_text())] == ["holds", "holds"]
+
+
+def test_reproduce_writes_report(tmp_path, capsys):
+    store = tmp_path / "res" / "icml24.sqlite"
+    out = tmp_path / "summary.json"
+    code = main(["reproduce", "--only", "toy", "--backend", "inline", "--store", str(store), "--json", str(out)])
+    assert code == 0
+    report = (tmp_path / "res" / "REPORT.md").read_text()
+    assert "x squared exceeds 3" in report and "everything is a toy" in report and "holds" in report
+    page = (tmp_path / "res" / "report" / "index.html").read_text()
+    assert "<table>" in page and "toy failure" in page
+    verdicts = [s["verdict"] for s in json.loads(out.read_text())]
+    assert verdicts == ["holds", "fails", "error", "error"]
+    assert main(["list", "--store", str(store)]) == 0
+    assert "toy" in capsys.readouterr().out
+    assert main(["show", "toy"]) == 0
+
+
+def test_ray_backend_sweep_two_points(tmp_path):
+    """A sweep of two grid points submitted as Ray tasks; only the driver writes the store."""
+    out = tmp_path / "sweep.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests" / "fixtures"), "ICML24_EXTRA_PAPERS": "toy_paper",
+           "RAY_DISABLE_USAGE_STATS": "1"}
+    proc = subprocess.run([sys.executable, "-m", "icml24", "sweep", "toy:square", "--set", "x=1,3", "--seeds", "0",
+                           "--backend", "ray", "--jobs", "2", "--store", str(tmp_path / "s.sqlite"), "--json",
+                           str(out)], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads(out.read_text())
+    by_x = {s["config"]["x"]: s for s in summary if s["claim"] == "x squared exceeds 3"}
+    assert by_x[1.0]["verdict"] == "fails" and by_x[3.0]["verdict"] == "holds"
+
+
+def test_cli_help_and_subprocess_error():
+    env = {k: v for k, v in os.environ.items() if k != "ICML24_EXTRA_PAPERS"}
+    proc = subprocess.run([sys.executable, "-m", "icml24", "run", "nosuch"], capture_output=True, text=True, cwd=ROOT,
+                          env=env)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "nosuch" in proc.stderr
+    assert main(["--help"]) == 0
