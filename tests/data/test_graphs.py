@@ -1,0 +1,44 @@
+import pytest
+import torch
+
+from icml24.data import csbm, edge_homophily, planetoid
+
+
+@pytest.mark.parametrize("name, nodes, features, classes, train", [
+    ("cora", 2708, 1433, 7, 140),
+    ("citeseer", 3327, 3703, 6, 120),
+])
+def test_planetoid_public_split(name, nodes, features, classes, train):
+    data = planetoid(name)
+    assert data.num_nodes == nodes and data.num_features == features
+    assert int(data.y.max()) + 1 == classes
+    assert int(data.train_mask.sum()) == train
+    assert int(data.val_mask.sum()) == 500 and int(data.test_mask.sum()) == 1000
+    assert not (data.train_mask & data.test_mask).any()
+    assert data.is_undirected()
+
+
+def test_planetoid_missing_names_folder_and_variable(tmp_path):
+    with pytest.raises(FileNotFoundError, match="ICML24_DATA") as info:
+        planetoid("cora", root=tmp_path, download=False)
+    assert str(tmp_path / "Cora" / "raw") in str(info.value)
+    with pytest.raises(ValueError, match="unknown Planetoid dataset"):
+        planetoid("imagenet")
+
+
+@pytest.mark.parametrize("homophily", [0.1, 0.3, 0.5, 0.7, 0.9])
+def test_csbm_homophily_matches(homophily):
+    data = csbm(num_nodes=2000, num_features=20, num_classes=3, homophily=homophily, seed=1)
+    assert abs(edge_homophily(data.edge_index, data.y) - homophily) < 0.05
+    assert data.is_undirected() and not data.has_self_loops()
+    assert int(data.train_mask.sum() + data.val_mask.sum() + data.test_mask.sum()) == 2000
+
+
+def test_csbm_is_seeded_and_informative():
+    a, b = csbm(300, 10, 2, 0.5, seed=4), csbm(300, 10, 2, 0.5, seed=4)
+    assert torch.equal(a.x, b.x) and torch.equal(a.edge_index, b.edge_index)
+    strong = csbm(1000, 10, 2, 0.5, feature_signal=5.0, seed=0)
+    means = torch.stack([strong.x[strong.y == c].mean(0) for c in range(2)])
+    assert (means[0] - means[1]).norm() > 1.0
+    with pytest.raises(ValueError, match="homophily"):
+        csbm(homophily=1.5)
