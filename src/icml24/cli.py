@@ -98,7 +98,21 @@ def _execute(experiments: list[Experiment], seeds: list[int], full: bool, grid_f
                       show_progress=sys.stdout.isatty() and jobs == 1)
     skipped = len(tasks)
     console.print(f"{len(tasks)} run(s) planned; backend={backend}, jobs={jobs}", highlight=False)
-    done = run_tasks(tasks, store, backend=backend, jobs=jobs, address=address, force=force, on_result=_print_record)
+    if jobs > 1 or backend == "ray":  # one bar over all runs; with one job the experiment shows its own bars
+        from rich.progress import Progress
+
+        with Progress(console=console, transient=True) as bar:
+            overall = bar.add_task("experiments", total=len(tasks))
+
+            def on_result(record: RunRecord) -> None:
+                _print_record(record)
+                bar.advance(overall)
+
+            done = run_tasks(tasks, store, backend=backend, jobs=jobs, address=address, force=force,
+                             on_result=on_result)
+    else:
+        done = run_tasks(tasks, store, backend=backend, jobs=jobs, address=address, force=force,
+                         on_result=_print_record)
     skipped -= len(done)
     if skipped:
         console.print(f"{skipped} run(s) already in the store were skipped (--force runs them again)")
