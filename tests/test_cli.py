@@ -74,6 +74,9 @@ def test_reproduce_writes_report(tmp_path, capsys):
     assert "x squared exceeds 3" in report and "everything is a toy" in report and "holds" in report
     page = (tmp_path / "res" / "report" / "index.html").read_text()
     assert "<table>" in page and "toy failure" in page
+    figures = list((tmp_path / "res" / "report" / "figures").glob("*.png"))
+    assert [f.name for f in figures] == ["toy-square-curve.png"]
+    assert "figures/toy-square-curve.png" in page and "report/figures/toy-square-curve.png" in report
     verdicts = [s["verdict"] for s in json.loads(out.read_text())]
     assert verdicts == ["holds", "fails", "error", "error"]
     assert main(["list", "--store", str(store)]) == 0
