@@ -4,6 +4,20 @@ from icml24._lazy import lazy_exports
 
 # exported name -> submodule that defines it; each method adds its own line(s)
 _EXPORTS: dict[str, str] = {
+    "LowRankBandit": ".lowrank",
+    "ReducedFeatures": ".lowrank",
+    "SingularSubspaces": ".lowrank",
+    "spectral_subspaces": ".lowrank",
+    "ips_matrix": ".lowrank",
+    "IPS": ".lowrank",
+    "IPSGreedy": ".lowrank",
+    "SIPS": ".lowrank",
+    "SBPI": ".lowrank",
+    "RSPE": ".lowrank",
+    "RSBPI": ".lowrank",
+    "RSRMIN": ".lowrank",
+    "LinUCBOneHot": ".lowrank",
+    "PairUCB": ".lowrank",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -7,6 +7,7 @@ phase 2 solves a misspecified linear problem in reduced features of dimension ``
 from icml24.bandits.lowrank.environment import LowRankBandit, as_policy_matrix
 from icml24.bandits.lowrank.estimators import IPS, RSBPI, RSPE, SBPI, SIPS, IPSGreedy
 from icml24.bandits.lowrank.features import ReducedFeatures
+from icml24.bandits.lowrank.regret import RSRMIN, LinUCBOneHot, PairUCB
 from icml24.bandits.lowrank.subspace import (
     SingularSubspaces,
     ips_matrix,
@@ -16,7 +17,8 @@ from icml24.bandits.lowrank.subspace import (
 )
 
 __all__ = [
-    "IPS", "IPSGreedy", "LowRankBandit", "RSBPI", "RSPE", "ReducedFeatures", "SBPI", "SIPS",
+    "IPS", "IPSGreedy", "LinUCBOneHot", "LowRankBandit", "PairUCB", "RSBPI", "RSPE", "RSRMIN",
+    "ReducedFeatures", "SBPI", "SIPS",
     "SingularSubspaces", "as_policy_matrix", "ips_matrix", "pair_counts", "spectral_subspaces",
     "two_to_infinity_distance",
 ]

@@ -75,6 +75,19 @@ class LowRankBandit:
         return cls(left[:, :rank] @ right[:rank, :], noise_std=noise_std)
 
     @classmethod
+    def gaussian_instance(cls, m: int = 50, n: int = 50, rank: int = 2, rng=None, scale: float = 1.0,
+                          noise_std: float = 1.0):
+        """An incoherent instance ``M = scale * A B^T / sqrt(r)``, i.i.d. N(0, 1) factors ``A [m, r]``, ``B [n, r]``.
+
+        Entries have standard deviation about ``scale``; no row or column dominates (unlike the official one).
+        """
+        if not 1 <= rank <= min(m, n):
+            raise ValueError(f"rank must lie in [1, min(m, n)] = [1, {min(m, n)}], got {rank}")
+        rng = np.random.default_rng(rng)
+        left, right = rng.standard_normal((m, rank)), rng.standard_normal((n, rank))
+        return cls(scale * left @ right.T / np.sqrt(rank), noise_std=noise_std)
+
+    @classmethod
     def constant(cls, m: int, n: int, value: float = 1.0, noise_std: float = 1.0):
         """The rank-one all-``value`` matrix of the paper's size experiment."""
         return cls(np.full((m, n), float(value)), noise_std=noise_std)
