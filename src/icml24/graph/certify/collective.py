@@ -19,7 +19,8 @@ can be flipped at once; the certified ratio is ``(#correct in T - ⌈M*⌉) / |T
 
 Columns of ``A1`` outside the closed neighbourhood ``N[T]`` only consume degree budget, so every LP keeps the
 ``N[T]`` columns (``restrict=True``, exact); ``restrict=False`` builds the paper's full ``rho × n`` matrix.
-All LPs are solved with HiGHS (``scipy.optimize.linprog``), replacing the official MOSEK/Gurobi.
+All LPs are solved with HiGHS (``scipy.optimize.linprog``; interior point with crossover for the large LP1/LP2,
+dual simplex for the small reduced LP), replacing the official MOSEK/Gurobi.
 """
 
 from __future__ import annotations
@@ -84,13 +85,13 @@ def _columns(adj, targets, restrict: bool) -> np.ndarray:
     return np.union1d(targets, adj[targets].indices)
 
 
-def _solve(cost, a_ub, b_ub, bounds, build_start: float, time_limit: float | None) -> LPSolution:
+def _solve(cost, a_ub, b_ub, bounds, build_start: float, time_limit: float | None, method: str) -> LPSolution:
     build = time.perf_counter() - build_start
     start = time.perf_counter()
     options = {"presolve": True}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
-    result = linprog(cost, A_ub=a_ub.tocsr(), b_ub=b_ub, bounds=bounds, method="highs", options=options)
+    result = linprog(cost, A_ub=a_ub.tocsr(), b_ub=b_ub, bounds=bounds, method=method, options=options)
     solve = time.perf_counter() - start
     if result.status != 0:
         raise RuntimeError(f"HiGHS did not solve the LP: {result.message}")
@@ -116,7 +117,7 @@ def _m_bounds(num_targets: int, fixed) -> np.ndarray:
 
 
 def lp2_reduced(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, certified_mask=None,
-                time_limit: float | None = None) -> LPSolution:
+                time_limit: float | None = None, method: str = "highs") -> LPSolution:
     """Symmetry-reduced LP2: variables ``[m (t), a (k = |N[T]|), z, q (t)]``; same optimum as ``lp2``.
 
     ``certified_mask`` (bool per target) fixes ``m_v = 0`` for nodes already certified by another sound test.
@@ -151,11 +152,11 @@ def lp2_reduced(adj, targets, weights, rho: int, tau: int, c1: float, c2: float,
     b_ub = np.r_[tau, np.zeros(2 * t), big_u * np.ones(t), np.zeros(t)]
     upper = np.r_[_m_bounds(t, certified_mask), np.ones(k), big_u, big_u * np.ones(t)]
     cost = np.r_[-np.ones(t), np.zeros(num_vars - t)]
-    return _solve(cost, a_ub, b_ub, np.c_[np.zeros(num_vars), upper], start, time_limit)
+    return _solve(cost, a_ub, b_ub, np.c_[np.zeros(num_vars), upper], start, time_limit, method)
 
 
 def lp2(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, certified_mask=None, restrict: bool = True,
-        time_limit: float | None = None) -> LPSolution:
+        time_limit: float | None = None, method: str = "highs-ipm") -> LPSolution:
     """The paper's LP2: variables ``[m (t), A1 (rho × k, row-major), z (rho), Q (t × rho, row-major)]``."""
     start = time.perf_counter()
     adj, targets, weights = _prepare(adj, targets, weights)
@@ -195,11 +196,11 @@ def lp2(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, certifi
     b_ub = np.r_[tau * np.ones(rho), np.zeros(2 * tr), big_u * np.ones(tr), np.zeros(t)]
     upper = np.r_[_m_bounds(t, certified_mask), np.ones(rho * k), big_u * np.ones(rho), big_u * np.ones(tr)]
     cost = np.r_[-np.ones(t), np.zeros(num_vars - t)]
-    return _solve(cost, a_ub, b_ub, np.c_[np.zeros(num_vars), upper], start, time_limit)
+    return _solve(cost, a_ub, b_ub, np.c_[np.zeros(num_vars), upper], start, time_limit, method)
 
 
 def lp1(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, certified_mask=None, restrict: bool = True,
-        time_limit: float | None = None) -> LPSolution:
+        time_limit: float | None = None, method: str = "highs-ipm") -> LPSolution:
     """The paper's LP1 (McCormick on every ``A2[i, j] A1[j, v]``): ``|T| rho²`` product variables.
 
     Variables ``[m (t), A1 (rho × k), A2 (rho × rho, symmetric through shared variables), Q (t × rho × rho)]``;
@@ -255,7 +256,7 @@ def lp1(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, certifi
     b_ub = np.r_[tau * np.ones(rho), np.zeros(2 * tr), np.ones(tr), np.zeros(t)]
     upper = np.r_[_m_bounds(t, certified_mask), np.ones(num_vars - t)]
     cost = np.r_[-np.ones(t), np.zeros(num_vars - t)]
-    return _solve(cost, a_ub, b_ub, np.c_[np.zeros(num_vars), upper], start, time_limit)
+    return _solve(cost, a_ub, b_ub, np.c_[np.zeros(num_vars), upper], start, time_limit, method)
 
 
 def _check_budget(rho: int, tau: int) -> None:

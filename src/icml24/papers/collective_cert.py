@@ -1,0 +1,275 @@
+"""Collective Certified Robustness against Graph Injection Attacks (Lai et al., ICML 2024)."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+
+from icml24.core import Claim, Paper, experiment
+from icml24.data.cert_graphs import cert_graph, cert_split, cert_votes
+from icml24.graph.certify import (
+    CollectiveCertificate,
+    NodeAwareSmoothing,
+    attack_all_injections,
+    clopper_pearson,
+    flip_weights,
+    lp2,
+    path_costs,
+    samplewise_certified,
+    samplewise_radius,
+    top_two,
+)
+from icml24.graph.certify.bruteforce import bqclp_conditions, top_two_probabilities
+
+PAPER = Paper(
+    slug="collective-cert",
+    title="Collective Certified Robustness against Graph Injection Attacks",
+    authors="Yuni Lai, Bailin Pan, Kaihuang Chen, Yancheng Yuan, Kai Zhou",
+    venue="ICML 2024",
+    code="https://github.com/Yuni-Lai/CollectiveLPCert",
+    summary=(
+        "A GNN smoothed by random edge and node deletion (node-aware bi-smoothing) is certified against an attacker "
+        "who injects rho nodes with tau edges each. The sample-wise certificate treats each node alone; the "
+        "collective certificate bounds how many of 100 target nodes one injection can flip at once, by relaxing a "
+        "binary quadratic program into a linear program (LP2). We re-solve LP2 with HiGHS (plus an exact "
+        "symmetry-reduced LP2) on the official Cora-ML votes, smooth our own GCN on CiteSeer, time the LP, and "
+        "attack tiny graphs exhaustively to test soundness."
+    ),
+    deviations=[
+        "LPs are solved with HiGHS (scipy) instead of MOSEK/Gurobi; the ratios use the exact symmetry-reduced LP2, "
+        "which a test and the experiment show equals the paper's LP2 optimum.",
+        "Clopper-Pearson level alpha = 2 * 0.01 / 7 on every dataset (the official value, even for 6-class CiteSeer).",
+        "Our smoothing deletes every edge of a deleted node (the certificate's model); the official sampler zeroes "
+        "columns of the upper-triangular adjacency, so it drops edge (i, j), i < j, only when node j is deleted.",
+        "CiteSeer votes are ours (the official repository ships Cora-ML votes only); quick runs use one "
+        "(p_e, p_n) = (0.9, 0.8), a GCN, at most 300 training epochs, and one trained model.",
+        "The official sample-wise rule p~ (pA - pB + 1) > 1 is not sound for every base classifier (a brute-force "
+        "counterexample is in the tests); we report it as the paper's baseline and the conservative rule "
+        "pA - pB > 2 (1 - p~) beside it. 'combined' fixes m_v = 0 for targets the conservative rule certifies.",
+    ],
+)
+
+RHOS = "20,50,80,100,120,140,160"
+PRESTUDY = {20: 0.95, 50: 0.895, 100: 0.80, 160: 0.685}  # pre-study on the official votes (spec page)
+ALPHA = 2 * 0.01 / 7
+
+
+def _adjacency(data) -> sp.csr_matrix:
+    ei = data.edge_index.numpy()
+    n = data.num_nodes
+    return sp.csr_matrix((np.ones(ei.shape[1]), ei), shape=(n, n))
+
+
+def _parse_rhos(rhos: str) -> list[int]:
+    values = sorted({int(r) for r in str(rhos).replace(";", ",").split(",") if r.strip()})
+    if not values or values[0] < 1:
+        raise ValueError(f"rhos must be a comma-separated list of positive integers, got {rhos!r}")
+    return values
+
+
+def _certify_curves(adj, p_lower, p_upper, target_sets, rhos, tau, p_e, p_n) -> dict[str, np.ndarray]:
+    """Certified ratios ``[len(target_sets), len(rhos)]`` of every certificate, and LP solve times."""
+    shape = (len(target_sets), len(rhos))
+    out = {k: np.zeros(shape) for k in ("collective", "samplewise", "samplewise_conservative", "combined", "lp_s")}
+    for i, targets in enumerate(target_sets):
+        pl, pu = p_lower[targets], p_upper[targets]
+        for j, rho in enumerate(rhos):
+            cert = CollectiveCertificate(p_e, p_n, tau).fit(adj, pl, pu, targets, rho)
+            sound = samplewise_certified(pl, pu, rho, tau, p_e, p_n, "conservative")
+            fixed = CollectiveCertificate(p_e, p_n, tau).fit(adj, pl, pu, targets, rho, certified_mask=sound)
+            out["collective"][i, j] = cert.certified_ratio_
+            out["combined"][i, j] = fixed.certified_ratio_
+            out["lp_s"][i, j] = cert.solution_.solve_seconds
+            out["samplewise"][i, j] = samplewise_certified(pl, pu, rho, tau, p_e, p_n, "official").mean()
+            out["samplewise_conservative"][i, j] = sound.mean()
+    return out
+
+
+def _curve_metrics(curves, rhos, prefix="") -> dict[str, float]:
+    metrics = {}
+    for j, rho in enumerate(rhos):
+        for name in ("collective", "samplewise", "samplewise_conservative", "combined"):
+            metrics[f"{prefix}{name}_rho{rho}"] = float(curves[name][:, j].mean())
+    metrics[f"{prefix}lp_reduced_seconds_max"] = float(curves["lp_s"].max())
+    return metrics
+
+
+def _plot(ctx, name, rhos, curves, title):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    labels = {"samplewise": "sample-wise (official rule)", "samplewise_conservative": "sample-wise (conservative)",
+              "collective": "collective LP2", "combined": "collective + sample-wise fix"}
+    for key, label in labels.items():
+        ax.plot(rhos, curves[key].mean(0), marker="o", label=label)
+    ax.set_xlabel("injected nodes rho")
+    ax.set_ylabel("certified ratio")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    ctx.figure(name, fig)
+
+
+@experiment(PAPER, quick={"target_seeds": 5, "full_lp_rho": 100}, full={"target_seeds": 5, "full_lp_rho": 160})
+def official_votes(ctx, target_seeds: int = 5, rhos: str = RHOS, tau: int = 6, full_lp_rho: int = 100) -> dict:
+    """Certified ratio vs rho on the official Cora-ML GCN votes (p_e=0.9, p_n=0.8), official split and targets."""
+    data, votes = cert_graph("cora_ml"), cert_votes(dataset="cora_ml", model="gcn", p_e=0.9, p_n=0.8)
+    y, adj, rho_list = data.y.numpy(), _adjacency(data), _parse_rhos(rhos)
+    _, _, test = cert_split(y, 50, 2020)
+    p_lower, p_upper = clopper_pearson(votes["count_top"], votes["count_runner_up"], votes["num_samples"], ALPHA)
+    correct = test[votes["top2"][test, 0] == y[test]]
+    # the official target sampling: random.seed(s); random.sample(correct test nodes, 100), s = 2021, 2022, ...
+    target_sets = [np.array(random.Random(2021 + s).sample(list(correct), 100)) for s in range(target_seeds)]
+    curves = _certify_curves(adj, p_lower, p_upper, target_sets, rho_list, tau, 0.9, 0.8)
+    metrics = _curve_metrics(curves, rho_list)
+    radius = samplewise_radius(p_lower[np.concatenate(target_sets)], p_upper[np.concatenate(target_sets)], tau, 0.9,
+                               0.8, "official")
+    metrics["samplewise_last_nonzero_rho"] = float(radius.max())
+    # the paper's LP2 (all rho x n variables of A1) against the reduced LP, on the first target set
+    targets = target_sets[0]
+    c1, c2 = path_costs(0.9, 0.8)
+    full = lp2(adj, targets, flip_weights(p_lower[targets], p_upper[targets]), full_lp_rho, tau, c1, c2,
+               restrict=False)
+    reduced = CollectiveCertificate(0.9, 0.8, tau).fit(adj, p_lower, p_upper, targets, full_lp_rho)
+    metrics.update({
+        "lp2_full_rho": float(full_lp_rho), "lp2_full_optimum": full.value, "lp2_full_seconds": full.solve_seconds,
+        "lp2_full_variables": float(full.num_variables), "lp2_reduced_optimum": reduced.max_flipped_,
+        "lp2_reduced_seconds": reduced.solution_.solve_seconds,
+        "lp2_optimum_gap": abs(full.value - reduced.max_flipped_), "target_seeds": float(target_seeds),
+    })
+    ctx.artifact("official_votes_curves", {"rhos": rho_list, **{k: v.tolist() for k, v in curves.items()}})
+    _plot(ctx, "cora_ml_official_votes", rho_list, curves, "Cora-ML, official GCN votes (p_e=0.9, p_n=0.8)")
+    return metrics
+
+
+@experiment(PAPER, quick={"dataset": "citeseer", "num_samples": 20_000, "epochs": 300, "patience": 10},
+            full={"dataset": "citeseer", "num_samples": 100_000, "epochs": 1000, "patience": 30})
+def own_smoothing(ctx, dataset: str = "citeseer", model: str = "gcn", p_e: float = 0.9, p_n: float = 0.8,
+                  num_samples: int = 100_000, epochs: int = 1000, patience: int = 30, target_seeds: int = 5,
+                  rhos: str = RHOS, injected_fraction: float = 0.05, tau: int = 6, timing_rho: int = 160) -> dict:
+    """Our smoothing end to end: train, vote, certify; ratio at rho = 5% of the graph; LP2 time at rho = 160."""
+    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+    data = cert_graph(dataset)
+    y, adj, n = data.y.numpy(), _adjacency(data), data.num_nodes
+    train, val, test = cert_split(y, 50, 2020)
+    rho_5 = int(round(injected_fraction * n))
+    rho_list = sorted(set(_parse_rhos(rhos)) | {rho_5})
+    smoother = NodeAwareSmoothing(p_e=p_e, p_n=p_n, model=model, epochs=epochs, patience=patience,
+                                  num_samples=num_samples, alpha=ALPHA, seed=ctx.child_seed(0))
+    start = time.perf_counter()
+    smoother.fit(data, train, val)
+    train_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    counts = smoother.votes(data)
+    smoothing_seconds = time.perf_counter() - start
+    top2, count_top, count_runner_up = top_two(counts)
+    p_lower, p_upper = clopper_pearson(count_top, count_runner_up, num_samples, ALPHA)
+    correct = test[top2[test, 0] == y[test]]
+    if correct.size < 100:
+        raise ValueError(f"only {correct.size} test nodes are correctly classified; need 100 targets")
+    rng = np.random.default_rng(ctx.child_seed(1))
+    target_sets = [rng.choice(correct, 100, replace=False) for _ in range(target_seeds)]
+    curves = _certify_curves(adj, p_lower, p_upper, target_sets, rho_list, tau, p_e, p_n)
+    metrics = _curve_metrics(curves, rho_list)
+    j = rho_list.index(rho_5)
+    c1, c2 = path_costs(p_e, p_n)
+    targets = target_sets[0]
+    timed = lp2(adj, targets, flip_weights(p_lower[targets], p_upper[targets]), timing_rho, tau, c1, c2,
+                restrict=False)
+    metrics.update({
+        "rho_5pct": float(rho_5), "collective_5pct": float(curves["collective"][:, j].mean()),
+        "samplewise_5pct": float(curves["samplewise"][:, j].mean()),
+        "combined_5pct": float(curves["combined"][:, j].mean()),
+        "smoothed_test_accuracy": float((top2[test, 0] == y[test]).mean()),
+        "train_seconds": train_seconds, "train_epochs": smoother.training_["epochs"],
+        "smoothing_seconds": smoothing_seconds, "num_samples": float(num_samples),
+        "timing_rho": float(timing_rho), "lp2_full_seconds": timed.solve_seconds,
+        "lp2_full_build_seconds": timed.build_seconds, "lp2_full_variables": float(timed.num_variables),
+    })
+    _plot(ctx, f"{dataset}_own_smoothing", rho_list, curves, f"{dataset}, our {model.upper()} (p_e={p_e}, p_n={p_n})")
+    return metrics
+
+
+def _tiny_graph(rng, n):
+    adj = np.zeros((n, n), dtype=bool)
+    parents = np.array([rng.integers(v) for v in range(1, n)])
+    adj[parents, np.arange(1, n)] = adj[np.arange(1, n), parents] = True
+    u, v = rng.choice(n, 2, replace=False)
+    adj[u, v] = adj[v, u] = True
+    return adj
+
+
+def _two_hop_classifier(n, base, num_classes):
+    def classify(perturbed):
+        walks = perturbed.astype(np.int32)
+        walks = walks + walks @ walks
+        near = walks[:, :, n:].sum(2) > 0
+        labels = (base[None, :] + perturbed[:, :, :n].any(2)) % num_classes
+        return np.where(near, (labels + 1) % num_classes, labels)
+
+    return classify
+
+
+@experiment(PAPER, quick={"cases": 12}, full={"cases": 40})
+def soundness(ctx, cases: int = 12, num_nodes: int = 4) -> dict:
+    """Exhaustive injections on tiny random graphs with exact smoothed probabilities: do certified nodes flip?"""
+    totals = dict.fromkeys(("flips", "samplewise_certified", "samplewise_violations", "collective_violations",
+                            "official_rule_violations", "lp_violations", "injections"), 0.0)
+    for case in range(cases):
+        rng = np.random.default_rng([ctx.seed, case])
+        rho, tau = [(1, 2), (2, 1), (2, 2)][case % 3]
+        p_e, p_n = float(rng.uniform(0.3, 0.7)), float(rng.uniform(0.02, 0.5))
+        adj = _tiny_graph(rng, num_nodes)
+        classify = _two_hop_classifier(num_nodes, rng.integers(3, size=num_nodes + rho), 3)
+        targets = np.arange(num_nodes)
+        result = attack_all_injections(classify, adj, targets, rho, tau, p_e, p_n, 3)
+        p_a, p_b = top_two_probabilities(result["clean_probs"])
+        flipped = result["flipped"]
+        sound = samplewise_certified(p_a, p_b, rho, tau, p_e, p_n, "conservative")
+        official = samplewise_certified(p_a, p_b, rho, tau, p_e, p_n, "official")
+        weights = flip_weights(p_a, p_b)
+        c1, c2 = path_costs(p_e, p_n)
+        conditions = bqclp_conditions(adj, targets, weights, result["a1"], result["a2"], c1, c2)
+        bound = CollectiveCertificate(p_e, p_n, tau).fit(adj, p_a, p_b, targets, rho).max_flipped_
+        totals["flips"] += flipped.sum()
+        totals["injections"] += flipped.shape[0]
+        totals["samplewise_certified"] += sound.sum()
+        totals["samplewise_violations"] += flipped[:, sound].sum()
+        totals["official_rule_violations"] += flipped[:, official].sum()
+        totals["collective_violations"] += (flipped & ~conditions).sum()
+        totals["lp_violations"] += float(flipped.sum(1).max() > np.ceil(bound - 1e-6))
+    return {k: float(v) for k, v in totals.items()} | {"cases": float(cases)}
+
+
+CLAIMS = [
+    Claim("On the official Cora-ML votes our collective certified ratios equal the pre-study's (rho=20: 0.95, "
+          "50: 0.89-0.90, 100: 0.80, 160: 0.68-0.69; within 0.02) and sample-wise certifies nothing for rho >= 31",
+          experiment=official_votes,
+          check=lambda m: all(abs(m[f"collective_rho{r}"] - v) <= 0.02 for r, v in PRESTUDY.items())
+          and m["samplewise_last_nonzero_rho"] <= 30,
+          paper="pre-study, official formulation: 0.95 / 0.89-0.90 / 0.80 / 0.68-0.69; sample-wise 0 at rho >= 31"),
+    Claim("The exact symmetry-reduced LP2 has the same optimum as the paper's LP2",
+          experiment=official_votes, check=lambda m: m["lp2_optimum_gap"] <= 1e-4,
+          paper="ours: M* = 19.384 at rho = 100 for both"),
+    Claim("With our smoothing on CiteSeer at rho = 5% of the graph, sample-wise certifies ~0% while collective "
+          "certifies a large share (collective >= 0.6, sample-wise <= 0.05)",
+          experiment=own_smoothing,
+          check=lambda m: m["collective_5pct"] >= 0.6 and m["samplewise_5pct"] <= 0.05,
+          paper="abstract: 0.0% (sample-wise) -> 81.2% (collective) on Citeseer, 5% injected nodes"),
+    Claim("The paper's LP2 at the largest budget (rho = 160, CiteSeer) solves in under 60 s",
+          experiment=own_smoothing, check=lambda m: m["lp2_full_seconds"] < 60.0,
+          paper="abstract: LP solved within 1 minute on Citeseer"),
+    Claim("Soundness: on tiny graphs no exhaustive injection flips a node certified sample-wise (conservative rule) "
+          "or escapes the collective flip condition, and flips do occur",
+          experiment=soundness,
+          check=lambda m: m["samplewise_violations"] == 0 and m["collective_violations"] == 0
+          and m["lp_violations"] == 0 and m["flips"] > 0,
+          paper="Theorems (certificates are sound for any base classifier)"),
+]
