@@ -211,6 +211,8 @@ class ResidualPropagation:
         val = self._mask(data, val_mask, "val_mask", n, required=False)
         if not train.any():
             raise ValueError("train_mask selects no node; RP needs labelled training nodes")
+        if val is not None and not val.any():
+            val = None
         if val is not None and (val & train).any():
             raise ValueError("train_mask and val_mask overlap; validation nodes must be unlabelled")
         if y[train].min() < 0:
