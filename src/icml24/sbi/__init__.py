@@ -14,7 +14,7 @@ _EXPORTS: dict[str, str] = {
     "faithful_inverse_mask": ".masks",
     "attention_mask": ".masks",
     "structured_condition_masks": ".masks",
-    "c2st": ".c2st",
+    "c2st": ".metrics",
     "LinearGaussianTask": ".tasks",
     "TwoMoons": ".tasks",
     "get_task": ".tasks",

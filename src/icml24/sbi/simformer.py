@@ -194,7 +194,7 @@ class Simformer:
             _adaptive_grad_clip(self.network_.parameters(), clip)
             optimizer.step()
             scheduler.step()
-            value = float(loss)
+            value = float(loss.detach())
             running = value if running is None else 0.9 * running + 0.1 * value
             self.loss_history_.append(value)
             if num_val and step > 50 and step % every == 0:

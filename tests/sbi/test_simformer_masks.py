@@ -1,0 +1,92 @@
+import numpy as np
+import torch
+
+from icml24.sbi.masks import (
+    as_dag,
+    attention_mask,
+    batch_attention_masks,
+    faithful_inverse_mask,
+    moralize,
+    structured_condition_masks,
+)
+from icml24.sbi.tasks import TwoMoons, gaussian_linear, gaussian_tree
+
+
+def _is_acyclic(adjacency: np.ndarray) -> bool:
+    try:
+        as_dag(adjacency)
+    except ValueError:
+        return False
+    return True
+
+
+def test_moralize_marries_parents_of_common_child():
+    # v-structure a -> c <- b
+    dag = as_dag(np.array([[0, 0, 0], [0, 0, 0], [1, 1, 0]]))
+    moral = moralize(dag)
+    assert moral[0, 1] and moral[1, 0]  # married
+    assert moral[0, 2] and moral[2, 0] and moral[1, 2] and moral[2, 1]
+    assert (moral == moral.T).all()
+
+
+def test_undirected_dense_and_directed_without_condition():
+    task = gaussian_linear(3)
+    assert attention_mask(task.graph, "dense") is None
+    undirected = attention_mask(task.graph, "undirected")
+    expected = np.eye(6, dtype=bool)
+    expected[np.arange(3, 6), np.arange(3)] = expected[np.arange(3), np.arange(3, 6)] = True
+    assert (undirected == expected).all()
+    # nothing observed: the directed mask is the DAG itself
+    assert (attention_mask(task.graph, "directed", np.zeros(6, dtype=bool)) == task.graph).all()
+
+
+def test_directed_mask_posterior_inverts_edges_and_explains_away():
+    moons = TwoMoons()
+    observed = np.array([False, False, True, True])
+    mask = faithful_inverse_mask(moons.graph, observed)
+    # theta0 and theta1 become dependent given x (explaining away) and both attend to the observed x
+    assert mask[0, 1] or mask[1, 0]
+    assert mask[0, 2:].all() and mask[1, 2:].all()
+    # observed rows keep the DAG's rows
+    assert (mask[2:] == moons.graph[2:]).all()
+    # gaussian_linear posterior: theta_i attends to itself and x_i only
+    task = gaussian_linear(3)
+    posterior = faithful_inverse_mask(task.graph, np.arange(6) >= 3)
+    expected_rows = np.eye(3, 6, dtype=bool) | np.eye(3, 6, k=3, dtype=bool)
+    assert (posterior[:3] == expected_rows).all()
+
+
+def test_directed_mask_is_a_dag_and_covers_moral_edges_for_random_conditions():
+    tree = gaussian_tree()
+    rng = np.random.default_rng(0)
+    moral = moralize(tree.graph)
+    for _ in range(20):
+        observed = rng.random(7) < 0.4
+        mask = faithful_inverse_mask(tree.graph, observed)
+        free = ~observed
+        sub = mask[np.ix_(free, free)]
+        assert _is_acyclic(sub & ~np.eye(free.sum(), dtype=bool))
+        # every moral edge between two free nodes is kept in one direction (faithfulness)
+        both = moral[np.ix_(free, free)]
+        assert ((sub | sub.T) >= both).all()
+
+
+def test_batch_masks_match_single_masks():
+    moons = TwoMoons()
+    conditions = torch.tensor([[0, 0, 1, 1], [1, 1, 0, 0], [0, 0, 1, 1], [0, 1, 0, 1]], dtype=torch.bool)
+    batch = batch_attention_masks(moons.graph, "directed", conditions)
+    assert batch.shape == (4, 4, 4)
+    for row, condition in enumerate(conditions):
+        assert (batch[row].numpy() == attention_mask(moons.graph, "directed", condition.numpy())).all()
+    assert batch_attention_masks(moons.graph, "dense", conditions) is None
+
+
+def test_structured_condition_masks():
+    masks = structured_condition_masks(4000, 3, 2, torch.Generator().manual_seed(0))
+    assert masks.shape == (4000, 5) and masks.dtype == torch.bool
+    assert not masks.all(dim=1).any()  # all-observed rows were reset
+    unique = torch.unique(masks, dim=0)
+    assert len(unique) <= 5  # joint, posterior, likelihood and two per-batch Bernoulli draws
+    posterior = torch.tensor([0, 0, 0, 1, 1], dtype=torch.bool)
+    share = (masks == posterior).all(1).float().mean()
+    assert 0.15 < float(share) < 0.45
