@@ -70,7 +70,8 @@ def test_one_step_equals_matrix_formula(solver):
     data = small_graph()
     s = dense_operator(data)
     lr, k = 0.7, 2
-    model = ResidualPropagation(steps=1, lr=lr, k=k, solver=solver).fit(data, val_mask=torch.zeros_like(data.train_mask))
+    no_validation = torch.zeros_like(data.train_mask)
+    model = ResidualPropagation(steps=1, lr=lr, k=k, solver=solver).fit(data, val_mask=no_validation)
     y = torch.nn.functional.one_hot(data.y, 3).double()
     r0 = torch.zeros_like(y)
     r0[data.train_mask] = y[data.train_mask]

@@ -86,29 +86,37 @@ def normalize_features(x: torch.Tensor) -> torch.Tensor:
     return x / x.sum(dim=-1, keepdim=True).clamp(min=1.0)
 
 
-def normalized_gaussian_kernel_matmul(x: torch.Tensor, gamma: float, z: torch.Tensor,
-                                      block_size: int = 2048) -> torch.Tensor:
+def normalized_gaussian_kernel_matmul(x: torch.Tensor, gamma: float, z: torch.Tensor, block_size: int = 2048,
+                                      max_cache_bytes: float = 2**30) -> torch.Tensor:
     """``K z`` with ``K = D^{-1/2} G D^{-1/2}``, ``G_ij = exp(-gamma ||x_i - x_j||^2)``, ``D = diag(G 1)``.
 
-    ``G`` is built in row blocks of ``block_size`` (twice: once for ``D``, once for the product), so memory
-    stays ``O(block_size * n)`` while the time is ``O(n^2 d)``.
+    ``G`` is built in row blocks of ``block_size``; the blocks are kept for the product when ``G`` fits in
+    ``max_cache_bytes``, else built a second time, so memory stays ``O(block_size * n)`` for large graphs.
+    Inner products use float32 (distances of row-normalized features are far above its rounding); the rest
+    is float64. Time ``O(n^2 d)``.
 
     Args:
         x (Tensor): ``[n, d]`` features.  gamma (float): kernel width.  z (Tensor): ``[n, m]``.
     """
-    x = x.to(torch.float64)
-    sq_norm = (x * x).sum(dim=1)
+    x64 = x.to(torch.float64)
+    x32 = x.to(torch.float32)
+    sq_norm = (x64 * x64).sum(dim=1)
+    n = x.shape[0]
 
     def block(start: int) -> torch.Tensor:
-        xb = x[start:start + block_size]
-        dist = (sq_norm[start:start + block_size, None] + sq_norm[None, :] - 2.0 * xb @ x.T).clamp_(min=0.0)
+        stop = min(start + block_size, n)
+        inner = (x32[start:stop] @ x32.T).to(torch.float64)
+        dist = (sq_norm[start:stop, None] + sq_norm[None, :] - 2.0 * inner).clamp_(min=0.0)
         return torch.exp(-gamma * dist)
 
-    starts = range(0, x.shape[0], block_size)
-    degree = torch.cat([block(s).sum(dim=1) for s in starts])
+    starts = range(0, n, block_size)
+    cache = 8.0 * n * n <= max_cache_bytes
+    blocks = [block(s) for s in starts] if cache else None
+    degree = torch.cat([b.sum(dim=1) for b in blocks] if cache else [block(s).sum(dim=1) for s in starts])
     inv_sqrt = degree.rsqrt()
     scaled = inv_sqrt[:, None] * z.to(torch.float64)
-    return inv_sqrt[:, None] * torch.cat([block(s) @ scaled for s in starts])
+    products = [b @ scaled for b in blocks] if cache else [block(s) @ scaled for s in starts]
+    return inv_sqrt[:, None] * torch.cat(products)
 
 
 def _propagate(operator: torch.Tensor, z: torch.Tensor, k: int, alpha: float, lazy: bool) -> torch.Tensor:
