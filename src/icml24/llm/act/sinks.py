@@ -1,0 +1,167 @@
+"""Attention sinks: detection and the ACT calibration of one attention map.
+
+Yu et al., "Unveiling and Harnessing Hidden Attention Sinks: Enhancing Large Language Models without
+Training through Attention Calibration", ICML 2024.
+
+For a post-softmax, causal attention map ``A`` (queries ``i`` x keys ``j``) of one head:
+
+.. math::
+
+    \\mathrm{col}_j = \\frac{\\sum_i A_{ij}}{\\#\\{i : i \\text{ sees } j\\}} \\quad (= \\sum_i A_{ij} / (L - j)),
+    \\qquad S = \\{ j : \\mathrm{col}_j > \\alpha \\} \\setminus \\{\\min S\\}
+
+(the first sink, normally the initial token, is kept), and each row ``i`` is recalibrated as
+
+.. math::
+
+    A'_{ij} = \\beta A_{ij} \\; (j \\in S), \\qquad
+    A'_{ij} = A_{ij} + (1 - \\beta) \\Big(\\sum_{k \\in S} A_{ik}\\Big)
+              \\frac{A_{ij}}{\\sum_{k \\notin S} A_{ik}} \\; (j \\notin S),
+
+so each row still sums to one. Every function is vectorized over any leading (batch, head) dimensions and is
+padding-aware through an ``allowed`` mask (which query may attend to which key): padded queries attend to
+nothing and are neither counted in ``col_j`` nor changed.
+"""
+
+from __future__ import annotations
+
+import torch
+
+Tensor = torch.Tensor
+
+
+def causal_allowed(num_queries: int, num_keys: int, padding_mask: Tensor | None = None) -> Tensor:
+    """Which query may attend to which key, for causal attention with optional left/right padding.
+
+    Args:
+        num_queries (int): number of query rows ``Lq`` (the last ``Lq`` positions of the keys).
+        num_keys (int): number of keys ``Lk >= Lq``.
+        padding_mask (Tensor, optional): ``[B, Lk]``, 1/True for real tokens, 0/False for padding.
+
+    Returns:
+        Tensor: bool ``[Lq, Lk]`` without padding, else ``[B, 1, Lq, Lk]`` (broadcasts over heads); a padded
+        query row allows no key.
+    """
+    if num_queries > num_keys:
+        raise ValueError(f"num_queries ({num_queries}) must not exceed num_keys ({num_keys})")
+    query_pos = torch.arange(num_keys - num_queries, num_keys)
+    allowed = query_pos[:, None] >= torch.arange(num_keys)[None, :]
+    if padding_mask is None:
+        return allowed
+    if padding_mask.ndim != 2 or padding_mask.shape[1] != num_keys:
+        raise ValueError(f"padding_mask must have shape [batch, {num_keys}], got {tuple(padding_mask.shape)}")
+    valid = padding_mask.bool().to(allowed.device)
+    allowed = allowed[None] & valid[:, None, :] & valid[:, num_keys - num_queries :, None]
+    return allowed[:, None]
+
+
+def _allowed_for(attn: Tensor, allowed: Tensor | None) -> Tensor:
+    if attn.ndim < 2:
+        raise ValueError(f"attention must have shape [..., queries, keys], got {tuple(attn.shape)}")
+    num_queries, num_keys = attn.shape[-2:]
+    if allowed is None:
+        allowed = causal_allowed(num_queries, num_keys)
+    if allowed.shape[-2:] != (num_queries, num_keys):
+        raise ValueError(
+            f"allowed mask must end in [{num_queries}, {num_keys}] like the attention, got {tuple(allowed.shape)}"
+        )
+    return allowed.to(device=attn.device, dtype=torch.bool)
+
+
+def sink_scores(attn: Tensor, allowed: Tensor | None = None) -> Tensor:
+    """Mean attention each key receives from the queries that may see it: ``col_j`` of the paper.
+
+    Args:
+        attn (Tensor): post-softmax attention ``[..., Lq, Lk]``.
+        allowed (Tensor, optional): bool ``[..., Lq, Lk]`` (broadcastable); default causal, no padding. For a
+            square causal map the denominator is ``L - j``, the diagonal included, as in the official code.
+
+    Returns:
+        Tensor: ``[..., Lk]``; 0 for keys no query sees (padding).
+    """
+    allowed = _allowed_for(attn, allowed)
+    received = (attn * allowed).sum(dim=-2)
+    viewers = allowed.sum(dim=-2).to(attn.dtype)
+    return torch.where(viewers > 0, received / viewers.clamp_min(1), torch.zeros_like(received))
+
+
+def detect_sinks(attn: Tensor, threshold: float = 0.1, allowed: Tensor | None = None,
+                 keep_first: bool = True) -> Tensor:
+    """Sink tokens per map: ``col_j > threshold``, without the first one found when ``keep_first``.
+
+    Returns:
+        Tensor: bool ``[..., Lk]``, True at the sinks that ACT calibrates.
+    """
+    allowed = _allowed_for(attn, allowed)
+    scores = sink_scores(attn, allowed)
+    sinks = (scores > threshold) & allowed.any(dim=-2)
+    if keep_first:
+        sinks = sinks & (sinks.long().cumsum(dim=-1) > 1)  # drop the first sink found (the official code's [1:])
+    return sinks
+
+
+def calibrate_attention(attn: Tensor, sinks: Tensor, beta: float = 0.4, allowed: Tensor | None = None) -> Tensor:
+    """Scale the sink columns by ``beta`` and give the removed mass to the other keys of each row.
+
+    Args:
+        attn (Tensor): post-softmax attention ``[..., Lq, Lk]``; rows sum to one.
+        sinks (Tensor): bool ``[..., Lk]`` from :func:`detect_sinks`.
+        beta (float): share of the attention a sink keeps. Default: 0.4.
+        allowed (Tensor, optional): as in :func:`sink_scores`; rows that allow no key (padding) stay as they are.
+
+    Returns:
+        Tensor: the calibrated map, same shape and dtype; row sums are preserved.
+    """
+    if not 0.0 <= beta <= 1.0:
+        raise ValueError(f"beta must lie in [0, 1], got {beta}")
+    allowed = _allowed_for(attn, allowed)
+    if sinks.shape[-1] != attn.shape[-1]:
+        raise ValueError(f"sinks must end in {attn.shape[-1]} keys, got {tuple(sinks.shape)}")
+    is_sink = sinks.to(attn.dtype).unsqueeze(-2)  # [..., 1, Lk]
+    sink_mass = (attn * is_sink).sum(dim=-1, keepdim=True)  # step 3: sum_{j in S} A_ij
+    others = attn * (1.0 - is_sink)  # A with the sink columns zeroed
+    others_mass = others.sum(dim=-1, keepdim=True)
+    # step 4: redistribute (1 - beta) * sink mass in proportion to the remaining attention of the row
+    redistributed = (1.0 - beta) * sink_mass * others / others_mass.clamp_min(torch.finfo(attn.dtype).tiny)
+    calibrated = attn * (1.0 - (1.0 - beta) * is_sink) + redistributed
+    # a row with no non-sink mass cannot take the mass back (softmax rows never hit this); padded rows stay put
+    keep = (others_mass > 0) & allowed.any(dim=-1, keepdim=True)
+    return torch.where(keep, calibrated, attn)
+
+
+class AttentionCalibration:
+    """ACT's input-adaptive recalibration of attention maps (Yu et al., ICML 2024, Sec. 4).
+
+    For each map: detect the sinks ``S = {j : col_j > threshold}`` minus the first one, keep ``beta`` of
+    their attention and give the rest back to the other tokens in proportion (see the module docstring).
+
+    Args:
+        threshold (float): the sink threshold ``alpha`` on ``col_j``. Default: 0.1 (official ``THRES``).
+        beta (float): share of attention a sink keeps. Default: 0.4 (official ``BETA``).
+        keep_first (bool): leave the first sink found uncalibrated, as the paper does. Default: True.
+
+    Example:
+        >>> calib = AttentionCalibration(threshold=0.1, beta=0.4)
+        >>> new_attn = calib(attn)              # attn: [batch, heads, L, L]
+        >>> sinks = calib.detect(attn)          # bool [batch, heads, L]
+    """
+
+    def __init__(self, threshold: float = 0.1, beta: float = 0.4, keep_first: bool = True):
+        if not threshold > 0:
+            raise ValueError(f"threshold must be positive, got {threshold}")
+        if not 0.0 <= beta <= 1.0:
+            raise ValueError(f"beta must lie in [0, 1], got {beta}")
+        self.threshold = float(threshold)
+        self.beta = float(beta)
+        self.keep_first = bool(keep_first)
+
+    def detect(self, attn: Tensor, allowed: Tensor | None = None) -> Tensor:
+        """Bool ``[..., Lk]``: the sinks this calibration would scale."""
+        return detect_sinks(attn, self.threshold, allowed, self.keep_first)
+
+    def __call__(self, attn: Tensor, allowed: Tensor | None = None) -> Tensor:
+        """The calibrated attention ``[..., Lq, Lk]``."""
+        return calibrate_attention(attn, self.detect(attn, allowed), self.beta, allowed)
+
+    def __repr__(self) -> str:
+        return f"AttentionCalibration(threshold={self.threshold}, beta={self.beta}, keep_first={self.keep_first})"
