@@ -18,6 +18,20 @@ _EXPORTS: dict[str, str] = {
     "RSRMIN": ".lowrank",
     "LinUCBOneHot": ".lowrank",
     "PairUCB": ".lowrank",
+    "LinearBandit": ".linear_bandit",
+    "end_of_optimism": ".linear_bandit",
+    "random_instance": ".linear_bandit",
+    "BatchedPolicy": ".runner",
+    "BanditRun": ".runner",
+    "run_batched": ".runner",
+    "d_optimal_design": ".design",
+    "optimal_allocation": ".allocation",
+    "E4": ".e4",
+    "PhasedElimination": ".phased_elimination",
+    "RarelySwitchingOFUL": ".rs_oful",
+    "EndOfOptimism": ".end_of_optimism",
+    "LinUCB": ".linucb",
+    "LinTS": ".lints",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -79,10 +79,10 @@ def d_optimal_design(arms, tol: float = 1e-4, max_iter: int = 100_000) -> tuple[
     return pi, float(norms.max())
 
 
-def design_counts(pi: np.ndarray, g: float, dim: int, budget: float) -> np.ndarray:
-    """Pull counts ``ceil(2 pi(x) g budget / d)`` of a design phase of size ``budget`` (official rule).
+def design_counts(pi: np.ndarray, budget: float) -> np.ndarray:
+    """Pull counts ``ceil(2 pi(x) budget)`` of a design phase of size ``budget``.
 
-    With ``g ~ d`` this is about ``2 * budget`` pulls in all, enough that every arm's estimation error is at
-    most ``sqrt(d log(1/delta) / budget)``. Every arm with positive mass gets at least one pull.
+    The official code pulls ``ceil(2 pi(x) g budget / d)`` with ``g = d (1 + tol)`` at convergence: about
+    ``2 * budget`` pulls in all, enough that every arm's mean is estimated to ``sqrt(d log(1/delta) / budget)``.
     """
-    return np.ceil(2.0 * pi * g * budget / dim).astype(np.int64)
+    return np.ceil(2.0 * np.asarray(pi) * budget).astype(np.int64)

@@ -64,7 +64,10 @@ class ArmLeastSquares:
         """The ridge estimate ``V^{-1} b`` ``[d]``."""
         return np.linalg.solve(self.gram, self.target)
 
-    def arm_norms(self, inverse: np.ndarray | None = None) -> np.ndarray:
+    def arm_norms(self) -> np.ndarray:
         """``||x_a||^2_{V^{-1}}`` for every arm ``[K]``."""
-        inverse = self.gram_inverse if inverse is None else inverse
-        return np.einsum("kd,de,ke->k", self.arms, inverse, self.arms)
+        return self.norms_of(self.arms)
+
+    def norms_of(self, vectors: np.ndarray) -> np.ndarray:
+        """``||v||^2_{V^{-1}}`` for each row of ``vectors [n, d]``."""
+        return np.einsum("kd,de,ke->k", vectors, self.gram_inverse, vectors)

@@ -1,0 +1,128 @@
+"""E4: Explore, Estimate, Eliminate, Exploit - optimal batched linear bandits (Ren, Jin & Xu, ICML 2024)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .allocation import optimal_allocation
+from .design import d_optimal_design, design_counts
+from .runner import BatchedPolicy
+
+
+class E4(BatchedPolicy):
+    r"""E4 (Ren, Jin & Xu, "Optimal Batched Linear Bandits", ICML 2024), with the official code's constants.
+
+    Asymptotically optimal regret with 3 batches as ``T -> inf`` (explore, allocate, commit), and minimax-optimal
+    finite-time regret with ``O(log log T)`` batches when the stopping test fails. Each step is one batch:
+
+    1. **Explore.** D-optimal design ``pi`` (Frank-Wolfe); pull ``ceil(2 pi(x) T_1)`` times, ``T_1 = sqrt(T)``.
+       Estimate ``theta`` by ridge least squares and the gaps ``Delta_x = max_y <y, theta> - <x, theta>``.
+    2. **Estimate.** Solve ``min_w sum_x w_x Delta_x  s.t.  ||x||^2_{H(w)^{-1}} <= Delta_x^2 / 2`` and pull
+       ``ceil(min(w_x alpha log T, (log T)^{1+gamma}, T / (2K)))`` times, where
+       ``alpha = (1 + 1/log log T)(1 + d log log T / log T)``.
+    3. **Chernoff stopping test.** ``Z = min_{x != x*} Delta_x^2 / (2 ||x - x*||^2_{V^{-1}})``. If
+       ``Z > log(t^{d/2} T) / 2`` commit to ``x*`` for the rest of the horizon (3 batches in all).
+    4. **Eliminate.** Otherwise run phased elimination on D-optimal designs: batch 3 of size
+       ``T_3 = (log T)^{1+gamma}``, then ``T_l = T^{1 - 2^{-l}}`` (``l = 1, 2, ...``); after each, drop the arms
+       whose estimated mean is below the best by ``2 eps_l``, ``eps_l = sqrt(d log(K T^2) / T_l)``.
+    5. **Exploit** the last arm standing.
+
+    Args:
+        reg (float, default 1.0): ridge of the least-squares estimate.
+        gamma (float, default 10.0): exponent of the batch-2 cap and of ``T_3``.
+        design_tol (float, default 1e-4): Frank-Wolfe tolerance of the D-optimal design.
+
+    Attributes (after a run): ``allocation_`` (the step-2 ``Allocation``), ``active_`` (surviving arms),
+    ``info_`` (``chernoff_passed``, ``chernoff_statistic``, ``chernoff_threshold``, ``allocation_converged``,
+    ``allocation_objective``, ``elimination_batches``).
+    """
+
+    def __init__(self, reg: float = 1.0, gamma: float = 10.0, design_tol: float = 1e-4):
+        if reg <= 0 or gamma < 0 or design_tol <= 0:
+            raise ValueError(f"need reg > 0, gamma >= 0, design_tol > 0; got {reg}, {gamma}, {design_tol}")
+        self.reg = reg
+        self.gamma = gamma
+        self.design_tol = design_tol
+
+    def __repr__(self) -> str:
+        return f"E4(reg={self.reg}, gamma={self.gamma}, design_tol={self.design_tol})"
+
+    def reset(self, arms, horizon, rng=None) -> None:
+        super().reset(arms, horizon, rng)
+        if self.horizon_ < 16:
+            raise ValueError(f"E4 needs horizon >= 16 (log log T > 0), got {self.horizon_}")
+        self.phase_ = "explore"
+        self.active_ = np.arange(self.arms_.shape[0])
+        self.level_ = 0
+        self.allocation_ = None
+        self.info_ = {"chernoff_passed": False, "chernoff_statistic": float("nan"),
+                      "chernoff_threshold": float("nan"), "allocation_converged": False,
+                      "allocation_objective": float("nan"), "elimination_batches": 0}
+
+    def _design_batch(self, budget: float) -> np.ndarray:
+        counts = np.zeros(self.arms_.shape[0], dtype=np.int64)
+        pi, _ = d_optimal_design(self.arms_[self.active_], tol=self.design_tol)
+        counts[self.active_] = design_counts(pi, min(budget, 1e15))  # min: no int64 overflow
+        return counts
+
+    def _elimination_budget(self) -> float:
+        log_t = np.log(self.horizon_)
+        if self.level_ == 0:
+            return float(log_t ** (1 + self.gamma))  # batch 3: T_3 = (log T)^{1+gamma}
+        return float(self.horizon_ ** (1 - 2.0 ** -self.level_))  # T_l = T^{1 - 2^{-l}}
+
+    def next_batch(self, remaining: int) -> np.ndarray:
+        num_arms, dim = self.arms_.shape
+        horizon = self.horizon_
+        if self.phase_ == "explore":
+            return self._design_batch(np.sqrt(horizon))  # step 1, T_1 = sqrt(T)
+        if self.phase_ == "allocate":  # step 2
+            log_t, loglog_t = np.log(horizon), np.log(np.log(horizon))
+            alpha = (1 + 1 / loglog_t) * (1 + dim * loglog_t / log_t)
+            cap = min(log_t ** (1 + self.gamma), horizon / (2 * num_arms))
+            return np.ceil(np.minimum(self.allocation_.weights * alpha * log_t, cap)).astype(np.int64)
+        if self.phase_ == "eliminate":  # step 4
+            return self._design_batch(self._elimination_budget())
+        counts = np.zeros(num_arms, dtype=np.int64)  # step 5: exploit
+        counts[self.active_[0]] = remaining
+        return counts
+
+    def _estimated_gaps(self, arms: np.ndarray) -> tuple[np.ndarray, int]:
+        means = arms @ self.stats_.theta
+        best = int(np.argmax(means))
+        return means[best] - means, best
+
+    def update(self, arm_sequence, rewards):
+        self.stats_.add(arm_sequence, rewards)
+        if self.phase_ == "explore":
+            gaps, best = self._estimated_gaps(self.arms_)
+            self.allocation_ = optimal_allocation(self.arms_, gaps, best=best)
+            self.info_["allocation_converged"] = self.allocation_.converged
+            self.info_["allocation_objective"] = self.allocation_.objective
+            self.phase_ = "allocate"
+        elif self.phase_ == "allocate":
+            gaps, best = self._estimated_gaps(self.arms_)
+            diffs = self.arms_ - self.arms_[best]
+            spread = 2.0 * self.stats_.norms_of(diffs)  # 2 ||x - x*||^2_{V^{-1}}
+            others = np.delete(np.arange(self.arms_.shape[0]), best)
+            statistic = float(np.min(gaps[others] ** 2 / np.maximum(spread[others], 1e-300)))
+            t = self.stats_.num_pulls
+            threshold = 0.5 * np.log(t ** (self.arms_.shape[1] / 2) * self.horizon_)
+            passed = statistic > threshold
+            self.info_.update(chernoff_passed=bool(passed), chernoff_statistic=statistic,
+                              chernoff_threshold=float(threshold))
+            if passed:
+                self.active_ = np.array([best])
+                self.phase_ = "exploit"
+            else:
+                self.phase_ = "eliminate"
+        elif self.phase_ == "eliminate":
+            budget = self._elimination_budget()
+            eps = np.sqrt(self.arms_.shape[1] * np.log(self.arms_.shape[0] * self.horizon_**2) / budget)
+            means = self.arms_[self.active_] @ self.stats_.theta
+            self.active_ = self.active_[means > means.max() - 2 * eps]
+            self.level_ += 1
+            self.info_["elimination_batches"] += 1
+            if self.active_.size == 1:
+                self.phase_ = "exploit"
+        return None
