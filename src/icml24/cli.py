@@ -147,14 +147,15 @@ def list_papers(store: Path = StoreOpt) -> None:
             for paper in found.values():
                 for r in evaluate_paper(paper, db):
                     results[id(r.claim)] = r.verdict.status
-    table = Table(title=f"{len(found)} papers")
-    for column in ("paper", "title", "experiments", "claims (last verdict)"):
+    table = Table(title=f"{len(found)} papers, {sum(len(p.claims) for p in found.values())} claims")
+    for column in ("paper", "experiments", "last verdict", "claim"):
         table.add_column(column, overflow="fold")
     for paper in found.values():
-        claims = "\n".join(
-            f"[{_VERDICT_STYLE.get(results.get(id(c), ''), 'dim')}]{results.get(id(c), 'not run')}[/] {c.text}"
-            for c in paper.claims)
-        table.add_row(paper.slug, paper.title, ", ".join(paper.experiments), claims)
+        for i, claim in enumerate(paper.claims or [None]):
+            status = results.get(id(claim), "not run") if claim else "-"
+            table.add_row(paper.slug if i == 0 else "", ", ".join(paper.experiments) if i == 0 else "",
+                          f"[{_VERDICT_STYLE.get(status, 'dim')}]{status}[/]", claim.text if claim else "(no claims)",
+                          end_section=i == max(len(paper.claims), 1) - 1)
     console.print(table)
     for module, why in registry.BROKEN.items():
         err_console.print(f"[yellow]warning:[/] {module} failed to import: {why}", highlight=False)
