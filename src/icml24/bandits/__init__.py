@@ -19,7 +19,7 @@ _EXPORTS: dict[str, str] = {
     "LinUCBOneHot": ".lowrank",
     "PairUCB": ".lowrank",
     "LinearBandit": ".linear_bandit",
-    "end_of_optimism": ".linear_bandit",
+    "end_of_optimism_instance": ".linear_bandit",
     "random_instance": ".linear_bandit",
     "BatchedPolicy": ".runner",
     "BanditRun": ".runner",

@@ -58,7 +58,7 @@ class LinearBandit:
         return f"LinearBandit(num_arms={self.num_arms}, dim={self.dim}, noise_std={self.noise_std})"
 
 
-def end_of_optimism(dim: int = 2, eps: float = 0.01, noise_std: float = 1.0) -> LinearBandit:
+def end_of_optimism_instance(dim: int = 2, eps: float = 0.01, noise_std: float = 1.0) -> LinearBandit:
     """The End of Optimism instance (Lattimore & Szepesvári, 2017) used by the paper.
 
     ``theta = e_1``; the arms are the standard basis ``e_1..e_d`` and, for each ``j = 2..d``, the near-optimal
