@@ -4,6 +4,10 @@ from icml24._lazy import lazy_exports
 
 # exported name -> submodule that defines it; each method adds its own line(s)
 _EXPORTS: dict[str, str] = {
+    "ACT": ".act",
+    "AttentionCalibration": ".act",
+    "HeadSearch": ".act",
+    "LabelWordTask": ".tasks",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

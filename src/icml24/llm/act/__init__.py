@@ -1,16 +1,30 @@
-"""ACT: hidden attention sinks and training-free attention calibration (Yu et al., ICML 2024)."""
+"""ACT: hidden attention sinks and training-free attention calibration (Yu et al., ICML 2024).
 
+- :mod:`~icml24.llm.act.sinks`: ``col_j`` scores, sink detection, calibration of one map (pure tensor code).
+- :mod:`~icml24.llm.act.apply`: :class:`ACT` attaches calibration to chosen heads via transformers' AttentionInterface.
+- :mod:`~icml24.llm.act.search`: :class:`HeadSearch`, the offline head filtering.
+- :mod:`~icml24.llm.act.analysis`: where sinks occur, and attention-map figures.
+"""
+
+from icml24.llm.act.analysis import attention_maps, hidden_sink_frequency, hidden_sinks, plot_attention_sinks
 from icml24.llm.act.apply import ACT, act_attention_forward, attention_modules, normalize_heads
+from icml24.llm.act.search import HeadSearch, PrefixCache
 from icml24.llm.act.sinks import AttentionCalibration, calibrate_attention, causal_allowed, detect_sinks, sink_scores
 
 __all__ = [
     "ACT",
     "AttentionCalibration",
+    "HeadSearch",
+    "PrefixCache",
     "act_attention_forward",
+    "attention_maps",
     "attention_modules",
     "calibrate_attention",
     "causal_allowed",
     "detect_sinks",
+    "hidden_sink_frequency",
+    "hidden_sinks",
     "normalize_heads",
+    "plot_attention_sinks",
     "sink_scores",
 ]

@@ -87,7 +87,8 @@ def _repeat_kv(states: torch.Tensor, groups: int) -> torch.Tensor:
     if groups == 1:
         return states
     batch, kv_heads, length, dim = states.shape
-    return states[:, :, None].expand(batch, kv_heads, groups, length, dim).reshape(batch, kv_heads * groups, length, dim)
+    expanded = states[:, :, None].expand(batch, kv_heads, groups, length, dim)
+    return expanded.reshape(batch, kv_heads * groups, length, dim)
 
 
 def act_attention_forward(module: nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
@@ -100,7 +101,7 @@ def act_attention_forward(module: nn.Module, query: torch.Tensor, key: torch.Ten
     """
     state: _LayerState | None = getattr(module, _STATE, None)
     if state is None:
-        raise RuntimeError("the 'act' attention was called on a module ACT did not attach to; use ACT(...).attach(model)")
+        raise RuntimeError("the 'act' attention ran on a module ACT is not attached to; use ACT(...).attach(model)")
     if state.heads is None or state.calibration is None:
         return state.fallback(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
     scaling = query.shape[-1] ** -0.5 if scaling is None else scaling
