@@ -1,0 +1,71 @@
+"""E4 policy, the batched runner and the linear-bandit environment."""
+
+import numpy as np
+import pytest
+
+from icml24.bandits import E4, LinearBandit, end_of_optimism_instance, random_instance, run_batched
+from icml24.bandits.runner import fit_to_horizon
+
+
+def test_end_of_optimism_instance_matches_the_paper():
+    bandit = end_of_optimism_instance(3, 0.1)
+    expected = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [0.9, 0.2, 0], [0.9, 0, 0.2]])
+    np.testing.assert_allclose(bandit.arms, expected)
+    assert bandit.best_arm == 0 and bandit.gaps[3] == pytest.approx(0.1)
+
+
+def test_random_instance_reproduces_the_official_draw():
+    bandit = random_instance(5, 3, np.random.RandomState(1))
+    legacy = np.random.RandomState(1).uniform(0, 1, (3, 5))
+    np.testing.assert_allclose(bandit.arms[1:], legacy.T[1:])
+    np.testing.assert_allclose(bandit.arms[0], [1, 0, 0])
+
+
+def test_fit_to_horizon_modes():
+    counts = np.array([10, 30, 60])
+    assert fit_to_horizon(counts, 50).sum() == 50
+    np.testing.assert_array_equal(fit_to_horizon(counts, 50), [5, 15, 30])
+    np.testing.assert_array_equal(fit_to_horizon(counts, 50, "in_order"), [10, 30, 10])
+
+
+def test_e4_finds_best_arm_on_easy_two_arm_instance():
+    bandit = LinearBandit(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([1.0, 0.2]))
+    run = run_batched(E4(), bandit, 5000, seed=0)
+    assert run.info["chernoff_passed"] and run.num_batches == 3
+    assert run.pulls[0] > 0.95 * 5000
+    assert run.regret.shape == (5000,) and np.all(np.diff(run.regret) >= 0)
+    assert run.final_regret == pytest.approx(0.8 * run.pulls[1])
+
+
+def test_e4_same_seed_same_regret_and_three_batches_on_eoo():
+    bandit = end_of_optimism_instance(2, 0.2)
+    first = run_batched(E4(), bandit, 10_000, seed=7)
+    second = run_batched(E4(), bandit, 10_000, seed=7)
+    assert first.final_regret == second.final_regret
+    np.testing.assert_array_equal(first.batch_ends, second.batch_ends)
+    assert first.num_batches == 3 and first.batch_ends[-1] == 10_000
+
+
+def test_e4_batch_two_follows_the_allocation():
+    bandit = end_of_optimism_instance(2, 0.2)
+    policy = E4()
+    run = run_batched(policy, bandit, 10_000, seed=1)
+    explore = run.batch_ends[0]
+    log_t = np.log(10_000)
+    alpha = (1 + 1 / np.log(log_t)) * (1 + 2 * np.log(log_t) / log_t)
+    batch_two = run.batch_ends[1] - explore
+    expected = np.ceil(np.minimum(policy.allocation_.weights * alpha * log_t, 10_000 / 6)).sum()
+    assert batch_two == expected
+
+
+def test_e4_falls_back_to_elimination_when_test_fails():
+    # d=20, K=50, T=2000: batch 2 is capped at T/(2K), so the Chernoff test cannot pass
+    bandit = random_instance(50, 20, np.random.default_rng(0))
+    run = run_batched(E4(gamma=0.5), bandit, 2000, seed=0)
+    assert not run.info["chernoff_passed"]
+    assert run.num_batches >= 3
+
+
+def test_e4_rejects_tiny_horizon():
+    with pytest.raises(ValueError, match="horizon"):
+        run_batched(E4(), end_of_optimism_instance(), 10, seed=0)
