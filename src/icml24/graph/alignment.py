@@ -89,7 +89,7 @@ def empirical_ntk(model: nn.Module, *inputs, convention: str = "summed", paramet
 def graph_kernel(operator: torch.Tensor, power: int) -> torch.Tensor:
     """Dense ``S^power`` (``[n, n]``, float64) from a sparse or dense ``S``."""
     n = operator.shape[0]
-    result = torch.eye(n, dtype=torch.float64)
+    result = torch.eye(n, dtype=torch.float64, device=operator.device)
     operator = operator.to(torch.float64)
     for _ in range(power):
         result = operator @ result
@@ -152,11 +152,12 @@ class TwoLayerGCN(nn.Module):
         propagated_active = _mm(operator, active)
         propagated_hidden = _mm(operator, torch.relu(pre))
         n = sx64.shape[0]
+        device = sx64.device
         return {
             "lin1.weight": _mm(operator, _mm(operator, inner).T).T,
             "lin1.bias": (propagated_active * weights) @ propagated_active.T,
             "lin2.weight": num_outputs * propagated_hidden @ propagated_hidden.T,
-            "lin2.bias": torch.full((n, n), float(num_outputs), dtype=torch.float64),
+            "lin2.bias": torch.full((n, n), float(num_outputs), dtype=torch.float64, device=device),
         }
 
 
@@ -216,7 +217,7 @@ def _center(kernel: torch.Tensor) -> torch.Tensor:
 
 def track_gcn_alignment(data, steps: int = 2000, every: int = 200, hidden: int = 16, lr: float = 0.01,
                         momentum: float = 0.9, weight_decay: float = 5e-4, convention: str = "summed",
-                        generator: torch.Generator | None = None,
+                        seed: int | None = None, device: str = "cpu",
                         callback: Callable[[dict[str, float]], None] | None = None) -> AlignmentTracker:
     """Train the paper's two-layer GCN and track its NTK alignment (the paper's alignment figure).
 
@@ -224,33 +225,33 @@ def track_gcn_alignment(data, steps: int = 2000, every: int = 200, hidden: int =
     training nodes, no dropout, as the official ``Visualization/main_realworld.py``. The NTK is the analytic
     one of :meth:`TwoLayerGCN.ntk` over all nodes, recorded at step 0 and every ``every`` steps, compared with
     ``S^4`` and ``Y Y^T`` (labels of all nodes). ``data``: a PyG ``Data`` with x, edge_index, y, train/test masks.
+    ``seed`` seeds torch's global generator just before the model is built (the official script's ``--seed 123``
+    gives its exact initialization); ``device`` runs training and the NTK there.
     """
     from icml24.graph.rp import normalized_adjacency
 
     n = int(data.num_nodes)
-    operator64 = normalized_adjacency(data.edge_index, n)
-    operator = normalized_adjacency(data.edge_index, n, dtype=torch.float32)
-    x = torch.as_tensor(data.x, dtype=torch.float32)
+    operator64 = normalized_adjacency(data.edge_index, n).to(device)
+    operator = normalized_adjacency(data.edge_index, n, dtype=torch.float32).to(device)
+    x = torch.as_tensor(data.x, dtype=torch.float32).to(device)
     x = x - x.min()
     x = x / x.sum(dim=-1, keepdim=True).clamp(min=1.0)  # NormalizeFeatures, as the official loader
     sx = _mm(operator, x)
-    y = torch.as_tensor(data.y).long()
+    y = torch.as_tensor(data.y).long().to(device)
     num_classes = int(y.max()) + 1
     onehot = nn.functional.one_hot(y, num_classes).to(torch.float64)
     tracker = AlignmentTracker(graph_kernel(operator64, 4), onehot @ onehot.T)
     feature_gram = sx.to(torch.float64) @ sx.to(torch.float64).T
 
-    if generator is not None:
-        with torch.random.fork_rng():
-            torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=generator)))
-            model = TwoLayerGCN(operator, x.shape[1], hidden, num_classes)
-    else:
-        model = TwoLayerGCN(operator, x.shape[1], hidden, num_classes)
+    with torch.random.fork_rng(devices=[]):
+        if seed is not None:
+            torch.manual_seed(seed)
+        model = TwoLayerGCN(operator, x.shape[1], hidden, num_classes).to(device)
     decayed = [p for name, p in model.named_parameters() if "bias" not in name]
     undecayed = [p for name, p in model.named_parameters() if "bias" in name]
     optimizer = torch.optim.SGD([{"params": decayed}, {"params": undecayed, "weight_decay": 0.0}],
                                 lr=lr, momentum=momentum, weight_decay=weight_decay)
-    train, test = data.train_mask, data.test_mask
+    train, test = data.train_mask.to(device), data.test_mask.to(device)
 
     def checkpoint(step: int) -> None:
         with torch.no_grad():
