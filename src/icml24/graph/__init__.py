@@ -4,6 +4,12 @@ from icml24._lazy import lazy_exports
 
 # exported name -> submodule that defines it; each method adds its own line(s)
 _EXPORTS: dict[str, str] = {
+    "GDEM": ".distill",
+    "herding_coreset": ".distill",
+    "random_coreset": ".distill",
+    "train_on_synthetic": ".distill",
+    "train_on_whole_graph": ".distill",
+    "laplacian_eigenpairs": ".distill",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
