@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -65,14 +66,20 @@ def mnist1d(num_samples: int = 5000, seed: int = 42) -> tuple[np.ndarray, np.nda
     Uses ``mnist1d.data.make_dataset`` with the package's default arguments (``seed=42``, 5000 samples gives the
     standard dataset); the global ``random``/``numpy`` states it reseeds are restored afterwards.
     """
+    if num_samples < 10:
+        raise ValueError(f"num_samples must be at least 10 (one per class), got {num_samples}")
+    x, y = _generate_mnist1d(int(num_samples), int(seed))
+    return x.copy(), y.copy(), (x.shape[1],)
+
+
+@lru_cache(maxsize=4)
+def _generate_mnist1d(num_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     try:
         from mnist1d.data import get_dataset_args, make_dataset
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("MNIST-1D needs the `mnist1d` package: pip install mnist1d") from exc
-    if num_samples < 10:
-        raise ValueError(f"num_samples must be at least 10 (one per class), got {num_samples}")
     args = get_dataset_args()
-    args.num_samples, args.seed = int(num_samples), int(seed)
+    args.num_samples, args.seed = num_samples, seed
     np_state, py_state = np.random.get_state(), random.getstate()
     try:
         data = make_dataset(args)
@@ -81,7 +88,7 @@ def mnist1d(num_samples: int = 5000, seed: int = 42) -> tuple[np.ndarray, np.nda
         random.setstate(py_state)
     x = np.concatenate([data["x"], data["x_test"]]).astype(np.float32)
     y = np.concatenate([data["y"], data["y_test"]]).astype(np.int64)
-    return x, y, (x.shape[1],)
+    return x, y
 
 
 def load_source(name: str) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
