@@ -117,3 +117,19 @@ def test_validation_messages():
     with pytest.raises(ValueError, match="allowed"):
         sink_scores(torch.rand(4, 4), allowed=torch.ones(3, 3, dtype=torch.bool))
     assert "beta=0.4" in repr(AttentionCalibration())
+
+
+def test_hidden_sinks_filters():
+    from icml24.llm.act import hidden_sinks
+
+    L = 20
+    uniform = causal_allowed(L, L).double()
+    uniform = uniform / uniform.sum(-1, keepdim=True)
+    raw = hidden_sinks(uniform, 0.1)
+    assert raw[1:4].all()  # the official rule flags tokens 1-3 of a uniform head on 20 tokens
+    assert not hidden_sinks(uniform, 0.1, min_viewers=5, min_uniform_ratio=2.0).any()
+    sink = uniform.clone()
+    sink[6:, 6] += 1.0  # token 6 becomes a real sink for every later query
+    sink = sink / sink.sum(-1, keepdim=True)
+    robust = hidden_sinks(sink, 0.1, min_viewers=5, min_uniform_ratio=2.0)
+    assert torch.nonzero(robust).flatten().tolist() == [6]

@@ -33,11 +33,14 @@ def attention_maps(model: nn.Module, input_ids: torch.Tensor, attention_mask: to
 
 
 def hidden_sinks(attn: torch.Tensor, threshold: float = 0.1, allowed: torch.Tensor | None = None,
-                 min_viewers: int = 1) -> torch.Tensor:
+                 min_viewers: int = 1, min_uniform_ratio: float = 0.0) -> torch.Tensor:
     """Sinks *beyond the first token* (paper finding 1): ``col_j > threshold`` at a key after the first real token.
 
-    ``min_viewers`` ignores keys that fewer queries can see (the last tokens of a prompt, whose ``col_j`` is
-    an average over few rows and exceeds the threshold easily). Returns bool ``[..., Lk]``.
+    Two optional filters make the count robust on short prompts: ``min_viewers`` ignores keys that fewer
+    queries can see (the last tokens, whose ``col_j`` averages few rows), and ``min_uniform_ratio`` asks
+    ``col_j`` to be at least that multiple of what a head attending uniformly would give the key (on a
+    20-token prompt uniform attention alone gives the second token ``col_1`` ~ 0.14 > 0.1).
+    Returns bool ``[..., Lk]``.
     """
     if allowed is None:
         allowed = causal_allowed(*attn.shape[-2:])
@@ -46,12 +49,18 @@ def hidden_sinks(attn: torch.Tensor, threshold: float = 0.1, allowed: torch.Tens
     seen = allowed.any(dim=-2)
     first_real = seen & (seen.long().cumsum(dim=-1) == 1)
     viewers = allowed.sum(dim=-2)
-    return sinks & ~first_real & (viewers >= min_viewers)
+    sinks = sinks & ~first_real & (viewers >= min_viewers)
+    if min_uniform_ratio > 0:
+        uniform = allowed.to(attn.dtype) / allowed.sum(dim=-1, keepdim=True).clamp_min(1).to(attn.dtype)
+        sinks = sinks & (sink_scores(attn, allowed) >= min_uniform_ratio * sink_scores(uniform, allowed))
+    return sinks
 
 
 @torch.no_grad()
-def hidden_sink_frequency(model: nn.Module, batches: list, threshold: float = 0.1, min_viewers: int = 1) -> np.ndarray:
-    """For each (layer, head), the fraction of prompts whose map has at least one sink beyond the first token.
+def hidden_sink_frequency(model: nn.Module, batches: list, threshold: float = 0.1, min_viewers: int = 1,
+                          min_uniform_ratio: float = 0.0) -> np.ndarray:
+    """For each (layer, head), the fraction of prompts whose map has at least one sink beyond the first token
+    (filters as in :func:`hidden_sinks`).
 
     Returns:
         np.ndarray: ``[num_layers, num_heads]`` in [0, 1].
@@ -60,7 +69,9 @@ def hidden_sink_frequency(model: nn.Module, batches: list, threshold: float = 0.
     for b in batches:
         maps = attention_maps(model, b.input_ids, b.attention_mask)
         allowed = causal_allowed(b.input_ids.shape[1], b.input_ids.shape[1], b.attention_mask)
-        has = torch.stack([hidden_sinks(a, threshold, allowed, min_viewers).any(dim=-1) for a in maps])  # [L, B, H]
+        has = torch.stack(  # [layers, batch, heads]
+            [hidden_sinks(a, threshold, allowed, min_viewers, min_uniform_ratio).any(dim=-1) for a in maps]
+        )
         batch_counts = has.sum(dim=1).numpy()
         counts = batch_counts if counts is None else counts + batch_counts
         total += b.input_ids.shape[0]
