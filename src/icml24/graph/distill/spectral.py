@@ -94,6 +94,11 @@ def _graph_key(adj: sp.csr_matrix, num_smallest: int | None, num_largest: int | 
     return digest.hexdigest()[:20]
 
 
+def clear_memory_cache() -> None:
+    """Forget the in-memory eigenpairs (the disk cache is left alone); used to time a fresh decomposition."""
+    _MEMORY_CACHE.clear()
+
+
 def default_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/icml24/eigenpairs`` (or ``~/.cache/icml24/eigenpairs``)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
