@@ -33,3 +33,12 @@ def test_k_two_zeroes_selfish_and_catastrophic_weights():
     masks = torch.tensor([[True, True, False], [True, False, False]])
     merged = ConsensusMerging(k=2, scaling=1.0).fit(base, tuned, masks).merge()
     assert merged.tolist() == [2.0, 0.0, 0.0]
+
+
+def test_mask_counts_match_sum_for_few_and_many_tasks():
+    from icml24.merging import mask_counts
+
+    g = torch.Generator().manual_seed(3)
+    for num_tasks in (3, 300):
+        masks = torch.rand(num_tasks, 64, generator=g) > 0.3
+        assert torch.equal(mask_counts(masks).long(), masks.long().sum(0))

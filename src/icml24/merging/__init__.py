@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "ConsensusMerging": ".consensus",
     "consensus_mask": ".consensus",
     "mask_statistics": ".consensus",
+    "mask_counts": ".consensus",
     "PackedMasks": ".packed_masks",
     "CompressedCheckpoints": ".packed_masks",
     "storage_bits": ".packed_masks",

@@ -10,18 +10,33 @@ from icml24.merging.tall_masks import multitask_vector
 from icml24.merging.task_vectors import ScaledMerge
 
 
+def mask_counts(masks: torch.Tensor) -> torch.Tensor:
+    """Number of task masks selecting each weight, boolean ``[T, P]`` -> integer ``[P]``.
+
+    Accumulates one task at a time in the narrowest integer type that holds ``T`` (uint8 up to 255 tasks): a
+    loop over tasks only, and several times faster than summing a boolean tensor through int64.
+    """
+    if masks.ndim != 2 or masks.dtype != torch.bool:
+        raise ValueError(f"masks must be a boolean tensor [num_tasks, num_params], got {masks.dtype} "
+                         f"{tuple(masks.shape)}")
+    dtype = torch.uint8 if masks.shape[0] < 256 else torch.int32
+    counts = torch.zeros(masks.shape[1], dtype=dtype)
+    for row in masks:
+        counts += row
+    return counts
+
+
 def consensus_mask(masks: torch.Tensor, k: int = 2) -> torch.Tensor:
     """``m_cons = 1{ sum_t m_t >= k }`` over boolean TALL masks ``[T, P]`` -> ``[P]``.
 
     ``k = 2`` drops catastrophic (used by no task) and selfish (used by one task) weights; ``k = 0`` keeps all
     (plain TA / TIES); ``k > T`` keeps none (the pre-trained model).
     """
-    if masks.ndim != 2 or masks.dtype != torch.bool:
-        raise ValueError(f"masks must be a boolean tensor [num_tasks, num_params], got {masks.dtype} "
-                         f"{tuple(masks.shape)}")
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
-    return masks.sum(dim=0) >= k
+    if k > masks.shape[0]:
+        return torch.zeros(masks.shape[1], dtype=torch.bool)
+    return mask_counts(masks) >= k
 
 
 def mask_statistics(masks: torch.Tensor) -> dict[str, float | list[float]]:
@@ -29,9 +44,7 @@ def mask_statistics(masks: torch.Tensor) -> dict[str, float | list[float]]:
 
     Returns ``{"catastrophic": f0, "selfish": f1, "general": f_{>=2}, "histogram": [f0, f1, ..., fT]}``.
     """
-    if masks.ndim != 2:
-        raise ValueError(f"masks must be [num_tasks, num_params], got shape {tuple(masks.shape)}")
-    counts = masks.sum(dim=0)
+    counts = mask_counts(masks).to(torch.int64)
     histogram = torch.bincount(counts, minlength=masks.shape[0] + 1).double() / masks.shape[1]
     return {"catastrophic": float(histogram[0]), "selfish": float(histogram[1]),
             "general": float(histogram[2:].sum()), "histogram": histogram.tolist()}
