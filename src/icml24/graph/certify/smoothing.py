@@ -174,6 +174,13 @@ def train_under_smoothing(model: nn.Module, x: Tensor, edge_index: Tensor, y: Te
     return {"epochs": float(epoch), "best_val_acc": best_acc}
 
 
+def _maybe_sparse(x: Tensor) -> Tensor:
+    """Sparse COO copy of mostly-zero features (the GCN multiplies them sparsely), else ``x`` itself."""
+    if x.is_sparse or x.numel() == 0 or float((x != 0).float().mean()) > 0.1:
+        return x
+    return x.to_sparse()
+
+
 class NodeAwareSmoothing:
     """Node-aware bi-smoothed GNN classifier (Lai et al., S&P 2024), as used by the collective certificate.
 
@@ -210,9 +217,10 @@ class NodeAwareSmoothing:
                 raise ValueError(f"data needs a '{name}' attribute (a torch_geometric Data with x, edge_index, y)")
         torch.manual_seed(self.seed)
         num_classes = int(data.y.max()) + 1
+        x = _maybe_sparse(data.x)
         self.model_ = make_model(self.model, data.x.shape[1], num_classes, self.hidden_channels, self.dropout)
         self.training_ = train_under_smoothing(
-            self.model_, data.x, data.edge_index, data.y, train_idx, val_idx, self.p_e, self.p_n, self.epochs,
+            self.model_, x, data.edge_index, data.y, train_idx, val_idx, self.p_e, self.p_n, self.epochs,
             self.lr, self.weight_decay, self.patience, generator=torch.Generator().manual_seed(self.seed))
         self.num_classes_ = num_classes
         return self
@@ -221,7 +229,7 @@ class NodeAwareSmoothing:
         """Vote counts ``[num_nodes, num_classes]`` over ``num_samples`` perturbed graphs (sets ``counts_``)."""
         if not hasattr(self, "model_"):
             raise ValueError("call fit(data, train_idx, val_idx) before votes(data)")
-        counts = smoothed_votes(self.model_, data.x, data.edge_index, self.p_e, self.p_n, self.num_samples,
+        counts = smoothed_votes(self.model_, _maybe_sparse(data.x), data.edge_index, self.p_e, self.p_n, self.num_samples,
                                 self.num_classes_, self.batch_size, torch.Generator().manual_seed(self.seed + 1))
         self.counts_ = counts.numpy()
         return self.counts_
