@@ -29,7 +29,7 @@ def claims_of(experiment):
 
 @needs_data
 def test_official_votes_smoke(tmp_path):
-    m = paper.official_votes(Context(seed=0, out_dir=tmp_path), target_seeds=1, rhos="20,40", full_lp_rho=4)
+    m = paper.official_votes(Context(seed=0, out_dir=tmp_path), target_seeds=1, rhos="20,50,100,160", full_lp_rho=4)
     assert finite(m)
     assert m["lp2_optimum_gap"] < 1e-4 and m["collective_rho20"] == pytest.approx(0.95)
     for claim in claims_of(paper.official_votes):
