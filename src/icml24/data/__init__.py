@@ -7,6 +7,14 @@ _EXPORTS: dict[str, str] = {
     "csbm": ".graphs",
     "data_root": ".graphs",
     "edge_homophily": ".graphs",
+    "digits": ".images",
+    "mnist1d": ".images",
+    "load_source": ".images",
+    "image_tasks": ".images",
+    "derive_task": ".images",
+    "split_indices": ".images",
+    "ImageTask": ".images",
+    "TASK_SPECS": ".images",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
