@@ -10,6 +10,7 @@ _EXPORTS: dict[str, str] = {
     "VPSDE": ".sde",
     "euler_maruyama": ".sampling",
     "probability_flow_ode": ".sampling",
+    "interval_potential": ".sampling",
     "moralize": ".masks",
     "faithful_inverse_mask": ".masks",
     "attention_mask": ".masks",

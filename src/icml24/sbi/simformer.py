@@ -239,7 +239,7 @@ class Simformer:
 
     @torch.no_grad()
     def sample(self, num_samples: int, condition=None, method: str = "sde", num_steps: int = 500,
-               generator: torch.Generator | None = None) -> Tensor:
+               generator: torch.Generator | None = None, guidance=None) -> Tensor:
         """Samples ``[num_samples, num_variables]`` of the conditional given ``condition`` (observed entries copied).
 
         Args:
@@ -249,6 +249,8 @@ class Simformer:
             method: ``"sde"`` (Euler–Maruyama on the reverse SDE, default) or ``"ode"`` (probability flow, Heun).
             num_steps: integration steps (paper: 500).
             generator: torch generator for the initial noise and Brownian increments.
+            guidance: optional log-potential ``c(x, t) -> [num_samples]`` on the joint in *original* units (e.g.
+                :func:`~icml24.sbi.sampling.interval_potential`), added to the score as guidance (SDE only).
         """
         mask, values = self.condition_from(condition)
         if method not in ("sde", "ode"):
@@ -268,8 +270,17 @@ class Simformer:
                                 self.sde.std(t).to(self.device), edges)
             return out.cpu()
 
+        normalized_guidance = None
+        if guidance is not None:
+            if method != "sde":
+                raise ValueError("guidance needs method='sde'")
+
+            def normalized_guidance(z: Tensor, t: Tensor) -> Tensor:
+                return guidance(z * self.std_ + self.mean_, t)
+
         if method == "sde":
-            samples = euler_maruyama(score_fn, self.sde, x_init, condition_mask, num_steps, generator)
+            samples = euler_maruyama(score_fn, self.sde, x_init, condition_mask, num_steps, generator,
+                                     normalized_guidance)
         else:
             samples = probability_flow_ode(score_fn, self.sde, x_init, condition_mask, num_steps)
         samples = samples * self.std_ + self.mean_
