@@ -17,7 +17,7 @@ PAPER = Paper(
     venue="ICML 2024",
     code="https://github.com/mackelab/simformer",
     summary=(
-        "The Simformer is a score-based diffusion model over the joint vector [theta, x] whose score network is a "
+        "The Simformer is a score-based diffusion model over the joint vector (theta, x) whose score network is a "
         "transformer with one token per variable, an attention mask from the simulator's graph and a condition "
         "mask that marks observed variables; trained on random conditionals, one network samples the posterior, "
         "the likelihood or any conditional. We re-implement it in PyTorch (icml24.sbi.Simformer) and check, with "
@@ -39,6 +39,10 @@ PAPER = Paper(
         "SLCP and gaussian_mixture are not run (CPU budget); two_moons references are SBIBM's shipped samples "
         "(sbibm installed --no-deps), or exact grid samples of the closed-form posterior if sbibm is absent.",
         "Data are z-scored per variable (our library default); the official config leaves z-scoring off.",
+        "The directed mask eliminates a node only once all its unobserved children are eliminated (Webb et al.'s "
+        "reverse topological order); the official JAX code's frontier update admits every unobserved parent of "
+        "the eliminated node at once. Transformer blocks are standard pre-LN (the official code adds the residual "
+        "to the normalised stream).",
     ],
 )
 
