@@ -99,17 +99,21 @@ def _curve_metrics(curves, rhos, prefix="") -> dict[str, float]:
     return metrics
 
 
-def _plot(ctx, name, rhos, curves, title):
+def _plot(ctx, name, rhos, curves, title, p_lower, p_upper, target_sets, tau, p_e, p_n):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    labels = {"samplewise": "sample-wise (official rule)", "samplewise_conservative": "sample-wise (conservative)",
-              "collective": "collective LP2", "combined": "collective + sample-wise fix"}
-    for key, label in labels.items():
-        ax.plot(rhos, curves[key].mean(0), marker="o", label=label)
+    dense = np.arange(1, max(rhos) + 1)
+    for variant, style in (("official", "-"), ("conservative", ":")):  # sample-wise at every rho, from radii
+        radius = np.stack([samplewise_radius(p_lower[t], p_upper[t], tau, p_e, p_n, variant) for t in target_sets])
+        ratio = (radius[:, :, None] >= dense[None, None, :]).mean(1).mean(0)
+        ax.plot(dense, ratio, style, color="tab:orange", label=f"sample-wise ({variant} rule)")
+    for key, label, color in (("collective", "collective LP2", "tab:blue"),
+                              ("combined", "collective + sample-wise fix", "tab:green")):
+        ax.plot(rhos, curves[key].mean(0), marker="o", color=color, label=label, alpha=0.85)
     ax.set_xlabel("injected nodes rho")
     ax.set_ylabel("certified ratio")
     ax.set_ylim(-0.02, 1.02)
@@ -146,7 +150,8 @@ def official_votes(ctx, target_seeds: int = 5, rhos: str = RHOS, tau: int = 6, f
         "lp2_optimum_gap": abs(full.value - reduced.max_flipped_), "target_seeds": float(target_seeds),
     })
     ctx.artifact("official_votes_curves", {"rhos": rho_list, **{k: v.tolist() for k, v in curves.items()}})
-    _plot(ctx, "cora_ml_official_votes", rho_list, curves, "Cora-ML, official GCN votes (p_e=0.9, p_n=0.8)")
+    _plot(ctx, "cora_ml_official_votes", rho_list, curves, "Cora-ML, official GCN votes (p_e=0.9, p_n=0.8)",
+          p_lower, p_upper, target_sets, tau, 0.9, 0.8)
     return metrics
 
 
@@ -204,7 +209,8 @@ def _own_smoothing(ctx, dataset, model, p_e, p_n, num_samples, epochs, patience,
         "timing_rho": float(timing_rho), "lp2_full_seconds": timed.solve_seconds,
         "lp2_full_build_seconds": timed.build_seconds, "lp2_full_variables": float(timed.num_variables),
     })
-    _plot(ctx, f"{dataset}_own_smoothing", rho_list, curves, f"{dataset}, our {model.upper()} (p_e={p_e}, p_n={p_n})")
+    _plot(ctx, f"{dataset}_own_smoothing", rho_list, curves, f"{dataset}, our {model.upper()} (p_e={p_e}, p_n={p_n})",
+          p_lower, p_upper, target_sets, tau, p_e, p_n)
     return metrics
 
 
