@@ -96,13 +96,14 @@ def test_gcn_matches_torch_geometric():
     assert torch.allclose(gcn_propagate(h, edge_index), conv(h, edge_index), atol=1e-6)
 
 
-def test_node_aware_smoothing_fit_votes():
+@pytest.mark.parametrize("model", ["gcn", "gat"])
+def test_node_aware_smoothing_fit_votes(model):
     from torch_geometric.data import Data
 
     x, edge_index, num_classes = small_graph(2, n=40)
     y = torch.arange(40) % num_classes
     data = Data(x=x + torch.nn.functional.one_hot(y, 12)[:, :12].float(), edge_index=edge_index, y=y)
-    smoother = NodeAwareSmoothing(p_e=0.5, p_n=0.5, epochs=40, num_samples=200, batch_size=64, seed=0)
+    smoother = NodeAwareSmoothing(p_e=0.5, p_n=0.5, model=model, epochs=40, num_samples=200, batch_size=64, seed=0)
     smoother.fit(data, np.arange(0, 15), np.arange(15, 25))
     counts = smoother.votes(data)
     assert counts.shape == (40, num_classes) and (counts.sum(1) == 200).all()
