@@ -49,6 +49,7 @@ PAPER = Paper(
 
 MIN_VIEWERS = 5  # robust finding-1 count: the key is seen by >= 5 queries ...
 MIN_UNIFORM_RATIO = 2.0  # ... and draws >= 2x the attention a uniform head would give it
+FILTERS = {"official": {}, "robust": {"min_viewers": MIN_VIEWERS, "min_uniform_ratio": MIN_UNIFORM_RATIO}}
 
 
 def _tasks(tasks: str) -> list[str]:
@@ -73,8 +74,8 @@ def sinks(ctx, tasks: str = ",".join(TASK_NAMES), prompts_per_task: int = 16, th
         task = load_task(name)
         sample = task.subset(np.random.default_rng([ctx.seed, i]).choice(len(task), prompts_per_task, replace=False))
         batches.extend(encode_task(sample, tokenizer, batch_size))
-    raw = hidden_sink_frequency(model, batches, threshold)  # [layers, heads], official rule
-    robust = hidden_sink_frequency(model, batches, threshold, MIN_VIEWERS, MIN_UNIFORM_RATIO)
+    freq = hidden_sink_frequency(model, batches, threshold, filters=FILTERS)
+    raw, robust = freq["official"], freq["robust"]  # [layers, heads]
     num_layers = raw.shape[0]
     layer_share_raw, layer_share = raw.mean(axis=1), robust.mean(axis=1)
     consistent = (robust >= 0.5).any(axis=1)  # some head of the layer shows hidden sinks on most prompts
@@ -185,11 +186,11 @@ def accuracy(ctx, tasks: str = ",".join(TASK_NAMES), seeds: int = 1, num_calibra
 
 def _candidates(model, cal_batches, search_heads: int, threshold: float, num_layers: int):
     """All heads (``search_heads <= 0``), else the ``search_heads`` heads of layers 2..L-3 whose maps most often
-    hold sinks beyond the first token on the calibration prompts (heads without any are left as they are by ACT)."""
+    hold (robust) sinks beyond the first token on the calibration prompts."""
     if search_heads <= 0:
         return "all"
     batches = [b for task in cal_batches for b in task]
-    freq = hidden_sink_frequency(model, batches, threshold)
+    freq = hidden_sink_frequency(model, batches, threshold, MIN_VIEWERS, MIN_UNIFORM_RATIO)
     allowed_layers = [layer for layer in _layer_range(num_layers) if layer < num_layers - 2]
     masked = np.full_like(freq, -1.0)
     masked[allowed_layers] = freq[allowed_layers]

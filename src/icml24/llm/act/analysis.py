@@ -58,26 +58,34 @@ def hidden_sinks(attn: torch.Tensor, threshold: float = 0.1, allowed: torch.Tens
 
 @torch.no_grad()
 def hidden_sink_frequency(model: nn.Module, batches: list, threshold: float = 0.1, min_viewers: int = 1,
-                          min_uniform_ratio: float = 0.0) -> np.ndarray:
-    """For each (layer, head), the fraction of prompts whose map has at least one sink beyond the first token
-    (filters as in :func:`hidden_sinks`).
+                          min_uniform_ratio: float = 0.0, filters: dict[str, dict] | None = None):
+    """For each (layer, head), the fraction of prompts whose map has at least one sink beyond the first token.
+
+    Args:
+        model: a transformers causal LM (run with eager attention for this call).
+        batches: :class:`~icml24.llm.tasks.EncodedBatch` list.
+        threshold, min_viewers, min_uniform_ratio: as in :func:`hidden_sinks`.
+        filters (dict, optional): several settings at once from one forward pass, e.g.
+            ``{"official": {}, "robust": {"min_viewers": 5, "min_uniform_ratio": 2.0}}``.
 
     Returns:
-        np.ndarray: ``[num_layers, num_heads]`` in [0, 1].
+        np.ndarray ``[num_layers, num_heads]`` in [0, 1]; with ``filters``, a dict of them by name.
     """
-    counts, total = None, 0
+    settings = filters if filters is not None else {"": {"min_viewers": min_viewers,
+                                                         "min_uniform_ratio": min_uniform_ratio}}
+    counts: dict[str, np.ndarray] = {}
+    total = 0
     for b in batches:
         maps = attention_maps(model, b.input_ids, b.attention_mask)
         allowed = causal_allowed(b.input_ids.shape[1], b.input_ids.shape[1], b.attention_mask)
-        has = torch.stack(  # [layers, batch, heads]
-            [hidden_sinks(a, threshold, allowed, min_viewers, min_uniform_ratio).any(dim=-1) for a in maps]
-        )
-        batch_counts = has.sum(dim=1).numpy()
-        counts = batch_counts if counts is None else counts + batch_counts
+        for name, kwargs in settings.items():
+            has = torch.stack([hidden_sinks(a, threshold, allowed, **kwargs).any(dim=-1) for a in maps])  # [L, B, H]
+            counts[name] = counts.get(name, 0) + has.sum(dim=1).numpy()
         total += b.input_ids.shape[0]
-    if counts is None:
+    if total == 0:
         raise ValueError("batches is empty")
-    return counts / total
+    freq = {name: c / total for name, c in counts.items()}
+    return freq if filters is not None else freq[""]
 
 
 def plot_attention_sinks(maps: torch.Tensor, titles: list[str], threshold: float = 0.1, tokens: list[str] | None = None,

@@ -72,7 +72,8 @@ def sink_scores(attn: Tensor, allowed: Tensor | None = None) -> Tensor:
     """Mean attention each key receives from the queries that may see it: ``col_j`` of the paper.
 
     Args:
-        attn (Tensor): post-softmax attention ``[..., Lq, Lk]``.
+        attn (Tensor): post-softmax attention ``[..., Lq, Lk]``, zero where ``allowed`` is False in the rows of
+            real queries (as a masked softmax gives).
         allowed (Tensor, optional): bool ``[..., Lq, Lk]`` (broadcastable); default causal, no padding. For a
             square causal map the denominator is ``L - j``, the diagonal included, as in the official code.
 
@@ -80,7 +81,8 @@ def sink_scores(attn: Tensor, allowed: Tensor | None = None) -> Tensor:
         Tensor: ``[..., Lk]``; 0 for keys no query sees (padding).
     """
     allowed = _allowed_for(attn, allowed)
-    received = (attn * allowed).sum(dim=-2)
+    real_rows = allowed.any(dim=-1).to(attn.dtype).unsqueeze(-2)  # [..., 1, Lq]: padded queries do not vote
+    received = torch.matmul(real_rows, attn).squeeze(-2)  # one read of attn: sum over real rows
     viewers = allowed.sum(dim=-2).to(attn.dtype)
     return torch.where(viewers > 0, received / viewers.clamp_min(1), torch.zeros_like(received))
 
@@ -110,23 +112,34 @@ def calibrate_attention(attn: Tensor, sinks: Tensor, beta: float = 0.4, allowed:
         allowed (Tensor, optional): as in :func:`sink_scores`; rows that allow no key (padding) stay as they are.
 
     Returns:
-        Tensor: the calibrated map, same shape and dtype; row sums are preserved.
+        Tensor: the calibrated map, same shape and dtype; row sums are preserved. When no map has a sink,
+        ``attn`` itself is returned.
     """
     if not 0.0 <= beta <= 1.0:
         raise ValueError(f"beta must lie in [0, 1], got {beta}")
     allowed = _allowed_for(attn, allowed)
     if sinks.shape[-1] != attn.shape[-1]:
         raise ValueError(f"sinks must end in {attn.shape[-1]} keys, got {tuple(sinks.shape)}")
-    is_sink = sinks.to(attn.dtype).unsqueeze(-2)  # [..., 1, Lk]
-    sink_mass = (attn * is_sink).sum(dim=-1, keepdim=True)  # step 3: sum_{j in S} A_ij
-    others = attn * (1.0 - is_sink)  # A with the sink columns zeroed
-    others_mass = others.sum(dim=-1, keepdim=True)
-    # step 4: redistribute (1 - beta) * sink mass in proportion to the remaining attention of the row
-    redistributed = (1.0 - beta) * sink_mass * others / others_mass.clamp_min(torch.finfo(attn.dtype).tiny)
-    calibrated = attn * (1.0 - (1.0 - beta) * is_sink) + redistributed
+    num_sinks = int(sinks.sum(dim=-1).max()) if sinks.numel() else 0
+    if num_sinks == 0:
+        return attn
+    # gather the (few) sink columns of every map: [..., Lq, k]; maps with fewer sinks pad with non-sink columns
+    flags, columns = sinks.to(attn.dtype).topk(num_sinks, dim=-1)  # sinks first; flags say which are real sinks
+    batch_shape = torch.broadcast_shapes(attn.shape[:-2], columns.shape[:-1])
+    attn = attn.expand(*batch_shape, *attn.shape[-2:])
+    index = columns.expand(*batch_shape, num_sinks).unsqueeze(-2).expand(*batch_shape, attn.shape[-2], num_sinks)
+    at_sinks = attn.gather(-1, index)
+    is_sink = (flags > 0).expand(*batch_shape, num_sinks).unsqueeze(-2)
+    # row sums in float64: the mass left off the sinks is a difference of nearly equal numbers when sinks dominate
+    sink_mass = torch.where(is_sink, at_sinks, 0.0).sum(dim=-1, dtype=torch.float64)  # step 3: sum_{j in S} A_ij
+    others_mass = attn.sum(dim=-1, dtype=torch.float64) - sink_mass  # attention left on the other tokens
     # a row with no non-sink mass cannot take the mass back (softmax rows never hit this); padded rows stay put
-    keep = (others_mass > 0) & allowed.any(dim=-1, keepdim=True)
-    return torch.where(keep, calibrated, attn)
+    keep = (others_mass > 0) & allowed.any(dim=-1)
+    # step 4: every other key of row i grows by the factor 1 + (1 - beta) * sink_mass_i / others_mass_i
+    growth = torch.where(keep, (1.0 - beta) * sink_mass / others_mass.clamp_min(1e-300), 0.0).to(attn.dtype)
+    calibrated = attn * (1.0 + growth.unsqueeze(-1))  # the one full-size allocation
+    sink_values = torch.where(is_sink & keep.unsqueeze(-1), beta * at_sinks, calibrated.gather(-1, index))
+    return calibrated.scatter_(-1, index, sink_values)  # sinks keep beta of their attention
 
 
 class AttentionCalibration:
