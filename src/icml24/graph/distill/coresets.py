@@ -33,8 +33,8 @@ def induced_coreset(data: Data, nodes: np.ndarray | torch.Tensor) -> Data:
     nodes = torch.as_tensor(np.asarray(nodes), dtype=torch.long)
     edge_index, _ = subgraph(nodes, data.edge_index, relabel_nodes=True, num_nodes=data.num_nodes)
     x = data.x[nodes]
-    return Data(x=x.to_dense() if x.is_sparse else x, y=data.y[nodes], edge_index=edge_index, node_index=nodes,
-                num_nodes=len(nodes))
+    x = x.to_dense() if x.layout != torch.strided else x
+    return Data(x=x, y=data.y[nodes], edge_index=edge_index, node_index=nodes, num_nodes=len(nodes))
 
 
 def random_coreset(data: Data, counts: np.ndarray, seed: int = 0) -> Data:
@@ -67,7 +67,7 @@ def herding_coreset(data: Data, counts: np.ndarray, embeddings: torch.Tensor | N
     """``counts[c]`` training nodes of each class chosen by herding on ``embeddings [n, h]`` (default ``data.x``)."""
     train, y_train = _check(data, counts)
     source = data.x if embeddings is None else embeddings
-    source = (source.to_dense() if source.is_sparse else source).float()
+    source = (source.to_dense() if source.layout != torch.strided else source).float()
     chosen = []
     for c, m in enumerate(counts):
         if m > 0:

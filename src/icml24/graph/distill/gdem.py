@@ -53,14 +53,17 @@ class GDEM:
             averages the training nodes inside the LCC only.
         seed (int): seeds the SBM, the feature initialization and the top-up sampling (default 0).
         cache (bool or path): eigenpair cache (see :func:`~icml24.graph.distill.spectral.laplacian_eigenpairs`).
+        device (str): torch device of the alternating optimization (default ``"cpu"``); the initialization
+            runs on the CPU and the outputs are returned on the CPU.
 
     Attributes (after :meth:`fit`):
         graph_ (Data): ``x [n', d]``, ``y [n']``, ``adj [n', n']`` dense ``A'``, and ``edge_index``/``edge_weight``
             listing its non-zero entries.
         eigenvectors_ (Tensor): ``U' [n', K]``; eigenvalues_ (Tensor): ``Lambda [K]``.
         history_ (dict): per-epoch ``eigen``, ``discrimination``, ``orthogonality`` losses (numpy arrays).
-        eigen_seconds_, init_seconds_, distill_seconds_ (float): decomposition (0 if cached), feature
-            initialization, and the alternating optimization.
+        eigen_seconds_, init_seconds_, distill_seconds_ (float): the eigendecomposition (whenever it ran; see
+            ``eigen_wall_seconds_`` for this call, about 0 when cached), the feature initialization, and the
+            alternating optimization.
     """
 
     def __init__(self, reduction_rate: float = 0.5, eigen_k: int = 60, ratio: float = 0.8, alpha: float = 0.05,
@@ -68,7 +71,8 @@ class GDEM:
                  lr_eigenvectors: float = 5e-4, lr_features: float = 5e-4, init_epochs: int = 200,
                  init_lr: float = 0.005, init_weight_decay: float = 0.05, mlp_epochs: int = 100, mlp_lr: float = 0.05,
                  mlp_weight_decay: float = 5e-4, mlp_dropout: float = 0.0, hidden: int = 256,
-                 use_non_train_labels: bool = False, seed: int = 0, cache: bool | str = True):
+                 use_non_train_labels: bool = False, seed: int = 0, cache: bool | str = True,
+                 device: str = "cpu"):
         self.reduction_rate, self.eigen_k, self.ratio = reduction_rate, eigen_k, ratio
         self.alpha, self.beta, self.gamma = alpha, beta, gamma
         self.epochs, self.epochs_u, self.epochs_x = epochs, epochs_u, epochs_x
@@ -77,11 +81,12 @@ class GDEM:
         self.mlp_epochs, self.mlp_lr, self.mlp_weight_decay = mlp_epochs, mlp_lr, mlp_weight_decay
         self.mlp_dropout, self.hidden = mlp_dropout, hidden
         self.use_non_train_labels, self.seed, self.cache = use_non_train_labels, seed, cache
+        self.device = device
 
     def __repr__(self) -> str:
         return (f"GDEM(reduction_rate={self.reduction_rate}, eigen_k={self.eigen_k}, ratio={self.ratio}, "
                 f"alpha={self.alpha}, beta={self.beta}, gamma={self.gamma}, epochs={self.epochs}, "
-                f"epochs_u={self.epochs_u}, epochs_x={self.epochs_x})")
+                f"epochs_u={self.epochs_u}, epochs_x={self.epochs_x}, seed={self.seed}, device={self.device!r})")
 
     # ------------------------------------------------------------------ inputs
     def _validate(self, data: Data) -> None:
@@ -115,7 +120,7 @@ class GDEM:
         self._validate(data)
         rng = np.random.default_rng(self.seed)
         x, y = data.x.float(), data.y
-        x = x.to_dense() if x.is_sparse else x
+        x = x.to_dense() if x.layout != torch.strided else x
         num_classes = int(y.max()) + 1
         train_index = data.train_mask.nonzero().view(-1)
         labels = synthetic_labels(y[train_index], self.reduction_rate, num_classes)
@@ -127,8 +132,8 @@ class GDEM:
         start = time.perf_counter()
         spectrum = laplacian_eigenpairs(data.edge_index, data.num_nodes, num_smallest=k1, num_largest=k - k1,
                                         cache=self.cache)
-        self.eigen_seconds_ = spectrum.seconds if spectrum.seconds else 0.0
-        self.eigen_wall_seconds_ = time.perf_counter() - start
+        self.eigen_seconds_ = spectrum.seconds  # of the decomposition, whenever it ran (cached or not)
+        self.eigen_wall_seconds_ = time.perf_counter() - start  # spent in this call (about 0 when cached)
         values, vectors = select_eigenpairs(spectrum, k, self.ratio)
         eigenvalues = torch.as_tensor(values, dtype=torch.float32)
         real_u = torch.as_tensor(vectors, dtype=torch.float32)
@@ -156,16 +161,20 @@ class GDEM:
 
         # Step 3: alternating Adam on U' and X'
         start = time.perf_counter()
-        syn_u = u_init.clone().requires_grad_(True)
-        syn_x = x_init.clone().requires_grad_(True)
+        dev = torch.device(self.device)
+        real_directions, real_means = real_directions.to(dev), real_means.to(dev)
+        eigenvalues, labels_dev = eigenvalues.to(dev), labels.to(dev)
+        syn_u = u_init.to(dev).clone().requires_grad_(True)
+        syn_x = x_init.to(dev).clone().requires_grad_(True)
         opt_u = torch.optim.Adam([syn_u], lr=self.lr_eigenvectors)
         opt_x = torch.optim.Adam([syn_x], lr=self.lr_features)
-        history = torch.zeros(self.epochs, 3)
+        history = torch.zeros(self.epochs, 3, device=dev)
         cycle = self.epochs_u + self.epochs_x
         for epoch in range(self.epochs):
             projection = syn_u.T @ syn_x  # U'^T X' [K, d], shared by L_e and L_d
             loss_e = eigenbasis_matching_loss(real_directions, F.normalize(projection, p=2, dim=1))
-            syn_means = class_embedding_means(eigenvalues, syn_u, syn_x, labels, num_classes, projection=projection)
+            syn_means = class_embedding_means(eigenvalues, syn_u, syn_x, labels_dev, num_classes,
+                                              projection=projection)
             loss_d = discrimination_loss(real_means, syn_means)
             loss_o = orthogonality_loss(syn_u)
             loss = self.alpha * loss_e + self.beta * loss_d + self.gamma * loss_o
@@ -176,11 +185,11 @@ class GDEM:
             history[epoch] = torch.stack([loss_e.detach(), loss_d.detach(), loss_o.detach()])
         self.distill_seconds_ = time.perf_counter() - start
 
-        self.eigenvalues_ = eigenvalues
-        self.eigenvectors_ = syn_u.detach()
-        self.history_ = {name: history[:, i].numpy() for i, name in
+        self.eigenvalues_ = eigenvalues.cpu()
+        self.eigenvectors_ = syn_u.detach().cpu()
+        self.history_ = {name: history[:, i].cpu().numpy() for i, name in
                          enumerate(("eigen", "discrimination", "orthogonality"))}
-        self.graph_ = self.synthetic_graph(syn_x.detach(), labels)
+        self.graph_ = self.synthetic_graph(syn_x.detach().cpu(), labels)
         self.lcc_size_ = spectrum.num_nodes
         return self
 
