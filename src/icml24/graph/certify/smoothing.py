@@ -230,7 +230,8 @@ class NodeAwareSmoothing:
         if not hasattr(self, "model_"):
             raise ValueError("call fit(data, train_idx, val_idx) before votes(data)")
         counts = smoothed_votes(self.model_, _maybe_sparse(data.x), data.edge_index, self.p_e, self.p_n,
-                                self.num_samples, self.num_classes_, self.batch_size, torch.Generator().manual_seed(self.seed + 1))
+                                self.num_samples, self.num_classes_, self.batch_size,
+                                torch.Generator().manual_seed(self.seed + 1))
         self.counts_ = counts.numpy()
         return self.counts_
 
