@@ -1,6 +1,7 @@
 import math
 
 import pytest
+import torch
 
 from icml24.core import Context
 from icml24.papers import simformer as paper
@@ -8,8 +9,17 @@ from icml24.papers import simformer as paper
 TINY = dict(observations=1, num_samples=40, num_layers=1, train_steps=3, batch_size=32, sampling_steps=3)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Tiny models: one torch thread avoids spin-waiting on a busy machine (restored afterwards)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
-def metrics(tmp_path_factory):
+def metrics(one_thread, tmp_path_factory):
     out = tmp_path_factory.mktemp("simformer")
     return {
         "posterior_benchmark": paper.posterior_benchmark(
