@@ -139,8 +139,8 @@ def _pair_plot(ctx, name: str, samples, reference, title: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(4, 4))
-    ax.scatter(reference[:, 0], reference[:, 1], s=3, alpha=0.4, label="reference")
-    ax.scatter(samples[:, 0], samples[:, 1], s=3, alpha=0.4, label="Simformer")
+    ax.scatter(samples[:, 0], samples[:, 1], s=3, alpha=0.4, color="tab:orange", label="Simformer")
+    ax.scatter(reference[:, 0], reference[:, 1], s=2, alpha=0.4, color="tab:blue", label="reference")
     ax.set(xlabel="theta_1", ylabel="theta_2", title=title)
     ax.legend(markerscale=4)
     ctx.figure(name, fig)
