@@ -158,8 +158,8 @@ class Simformer:
             validation_fraction: held-out fraction for early stopping (default 5%).
             validation_every: steps between validation checks (default ``max_steps // 50``).
             validation_repeat: noise draws per held-out sample in the validation loss.
-            stop_after: stop (keeping the best validated weights) once validation loss exceeds 1.1 x the running
-                training loss more than this many checks in a row.
+            stop_after: stop (restoring the best validated weights) once the validation loss, computed with fixed
+                noise, has not improved for more than this many checks in a row (checks start after 10% of steps).
             show_progress: show a tqdm progress bar.
         """
         if not self._data:
@@ -184,7 +184,7 @@ class Simformer:
 
             steps_iter = tqdm(steps_iter, desc="Simformer", leave=False)
         self.loss_history_, self.validation_history_ = [], []
-        running, best, best_state, strikes = None, math.inf, None, 0
+        best, best_state, strikes = math.inf, None, 0
         self.network_.train()
         for step in steps_iter:
             batch = train[torch.randint(0, train.shape[0], (min(batch_size, train.shape[0]),), generator=generator)]
@@ -195,13 +195,13 @@ class Simformer:
             optimizer.step()
             scheduler.step()
             value = float(loss.detach())
-            running = value if running is None else 0.9 * running + 0.1 * value
             self.loss_history_.append(value)
-            if num_val and step > 50 and step % every == 0:
+            if num_val and step > max(50, steps // 10) and step % every == 0:
                 with torch.no_grad():
                     val_loss = float(self.loss(val, torch.Generator().manual_seed(self.seed + 1)))
                 self.validation_history_.append((step, val_loss))
-                strikes = strikes + 1 if val_loss / running > 1.1 else 0
+                # patience on the held-out loss (fixed noise, so checks are comparable); see ``stop_after``
+                strikes = strikes + 1 if val_loss >= best else 0
                 if val_loss < best:
                     best, best_state = val_loss, copy.deepcopy(self.network_.state_dict())
                 if strikes > stop_after:
