@@ -102,3 +102,21 @@ def test_guidance_pushes_samples_into_interval():
     inside = lambda s: float(((s[:, 0] > 1.0) & (s[:, 0] < 2.0)).float().mean())  # noqa: E731
     assert inside(guided) > inside(free) + 0.3
     assert torch.allclose(guided[:, 1], free[:, 1])  # the other coordinate is untouched
+
+
+@pytest.mark.slow
+def test_learned_posterior_of_a_linear_gaussian_is_close_to_closed_form():
+    """End to end: theta ~ N(0, 0.1), x ~ N(theta, 0.1) -> p(theta | x = 0.4) = N(0.2, 0.05)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        task = gaussian_linear(1)
+        joint = task.simulate_joint(2000, torch.Generator().manual_seed(0))
+        model = Simformer(graph=task.graph, num_layers=2, seed=0).append_simulations(joint[:, :1], joint[:, 1:])
+        model.train(max_steps=1500, batch_size=256)
+        samples = model.sample_posterior(1000, torch.tensor([0.4]), num_steps=50,
+                                         generator=torch.Generator().manual_seed(1))
+    finally:
+        torch.set_num_threads(threads)
+    assert abs(float(samples.mean()) - 0.2) < 0.06
+    assert 0.15 < float(samples.std()) < 0.35
