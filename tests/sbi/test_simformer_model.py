@@ -41,7 +41,7 @@ def test_attention_mask_blocks_information_flow():
 def _trained(graph_kind="undirected", steps=3):
     task = gaussian_linear(2)
     joint = task.simulate_joint(200, torch.Generator().manual_seed(0))
-    model = Simformer(graph=task.graph, graph_kind=graph_kind, seed=0, **TINY)
+    model = Simformer(4, graph=task.graph, graph_kind=graph_kind, seed=0, **TINY)
     return task, model.append_simulations(joint[:, :2], joint[:, 2:]).train(max_steps=steps, batch_size=32)
 
 
@@ -120,3 +120,10 @@ def test_learned_posterior_of_a_linear_gaussian_is_close_to_closed_form():
         torch.set_num_threads(threads)
     assert abs(float(samples.mean()) - 0.2) < 0.06
     assert 0.15 < float(samples.std()) < 0.35
+
+
+def test_num_variables_is_checked():
+    with pytest.raises(ValueError, match="num_variables=3"):
+        Simformer(3, **TINY).append_simulations(torch.zeros(10, 2), torch.zeros(10, 2)).train(max_steps=1)
+    with pytest.raises(ValueError, match="graph has 2 nodes"):
+        Simformer(3, graph=np.eye(2))

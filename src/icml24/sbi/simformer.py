@@ -46,6 +46,7 @@ class Simformer:
     """Simformer estimator with an sbi-style interface: ``append_simulations`` -> ``train`` -> ``sample``.
 
     Args:
+        num_variables (int | None): length of the joint vector ``[theta, x]``; checked against the data when given.
         graph (array [n, n] | None): the simulator's DAG over ``[theta, x]`` with ``graph[i, j] = True`` when ``j``
             is a parent of ``i``; ``None`` means dense attention.
         graph_kind (str): ``"undirected"`` (moralized, default when a graph is given), ``"directed"`` (minimally
@@ -59,10 +60,11 @@ class Simformer:
         device (str): torch device (default ``"cpu"``).
     """
 
-    def __init__(self, graph=None, graph_kind: str | None = None, sde: str = "vesde", num_layers: int = 6,
-                 num_heads: int = 4, head_dim: int = 10, widening_factor: int = 3, id_dim: int = 20,
-                 value_dim: int = 20, condition_dim: int = 10, time_dim: int = 128,
-                 condition_masks: str = "structured", z_score: bool = True, seed: int = 0, device: str = "cpu"):
+    def __init__(self, num_variables: int | None = None, graph=None, graph_kind: str | None = None,
+                 sde: str = "vesde", num_layers: int = 6, num_heads: int = 4, head_dim: int = 10,
+                 widening_factor: int = 3, id_dim: int = 20, value_dim: int = 20, condition_dim: int = 10,
+                 time_dim: int = 128, condition_masks: str = "structured", z_score: bool = True, seed: int = 0,
+                 device: str = "cpu"):
         graph_kind = graph_kind or ("dense" if graph is None else "undirected")
         if graph_kind not in GRAPH_KINDS:
             raise ValueError(f"graph_kind must be one of {GRAPH_KINDS}, got {graph_kind!r}")
@@ -71,7 +73,9 @@ class Simformer:
                              "or use graph_kind='dense'")
         if condition_masks not in ("structured", "beta_bernoulli"):
             raise ValueError("condition_masks must be 'structured' or 'beta_bernoulli'")
-        self.graph, self.graph_kind, self.sde_name = graph, graph_kind, sde
+        if graph is not None:
+            graph = as_dag(graph, num_variables)
+        self.num_variables, self.graph, self.graph_kind, self.sde_name = num_variables, graph, graph_kind, sde
         self.network_kwargs = dict(num_layers=num_layers, num_heads=num_heads, head_dim=head_dim,
                                    widening_factor=widening_factor, id_dim=id_dim, value_dim=value_dim,
                                    condition_dim=condition_dim, time_dim=time_dim)
@@ -82,8 +86,9 @@ class Simformer:
 
     def __repr__(self) -> str:
         sizes = ", ".join(f"{k}={v}" for k, v in self.network_kwargs.items())
-        return (f"Simformer(graph_kind={self.graph_kind!r}, sde={self.sde_name!r}, {sizes}, "
-                f"condition_masks={self.condition_masks!r}, z_score={self.z_score}, seed={self.seed})")
+        return (f"Simformer(num_variables={self.num_variables}, graph_kind={self.graph_kind!r}, "
+                f"sde={self.sde_name!r}, {sizes}, condition_masks={self.condition_masks!r}, "
+                f"z_score={self.z_score}, seed={self.seed})")
 
     # ------------------------------------------------------------------ data
     def append_simulations(self, theta: Tensor, x: Tensor) -> Simformer:
@@ -108,6 +113,8 @@ class Simformer:
 
     # -------------------------------------------------------------- training
     def _build(self, data: Tensor) -> None:
+        if self.num_variables is not None and data.shape[1] != self.num_variables:
+            raise ValueError(f"the data have {data.shape[1]} variables but num_variables={self.num_variables}")
         self.num_variables_ = data.shape[1]
         if self.num_theta_ is None:
             self.num_theta_ = self.num_variables_
@@ -118,8 +125,9 @@ class Simformer:
             self.mean_, self.std_ = torch.zeros(self.num_variables_), torch.ones(self.num_variables_)
         normalized = (data - self.mean_) / self.std_
         self.data_mean_, self.data_var_ = normalized.mean(0), normalized.var(0)
-        torch.manual_seed(self.seed)
-        self.network_ = ScoreTransformer(self.num_variables_, **self.network_kwargs).to(self.device)
+        with torch.random.fork_rng():  # seeded initialisation without touching the caller's global RNG
+            torch.manual_seed(self.seed)
+            self.network_ = ScoreTransformer(self.num_variables_, **self.network_kwargs).to(self.device)
 
     def _sample_condition_masks(self, batch_size: int, generator: torch.Generator) -> Tensor:
         if self.condition_masks == "structured":
