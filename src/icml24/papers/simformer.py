@@ -44,6 +44,9 @@ PAPER = Paper(
         "reverse topological order); the official JAX code's frontier update admits every unobserved parent of "
         "the eliminated node at once. Transformer blocks are standard pre-LN (the official code adds the residual "
         "to the normalised stream).",
+        "Early stopping is patience-based on a fixed-noise validation loss (as sbi does); the official code counts "
+        "checks where the (randomly drawn) validation loss exceeds 1.1 x the running training loss, which on small "
+        "runs stopped training far too early in our tests.",
     ],
 )
 
