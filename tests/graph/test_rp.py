@@ -129,9 +129,10 @@ def test_generalized_rp_equals_explicit_kernel_formula():
     assert "gamma=2.0" in repr(model)
 
 
-def test_blockwise_kernel_product_equals_dense():
+@pytest.mark.parametrize("density", [1.0, 0.02])
+def test_blockwise_kernel_product_equals_dense(density):
     rng = np.random.default_rng(1)
-    x = torch.from_numpy(rng.random((11, 4)))
+    x = torch.from_numpy(rng.random((11, 40)) * (rng.random((11, 40)) < density))  # 0.02: the sparse path
     z = torch.from_numpy(rng.random((11, 3)))
     g = torch.exp(-0.5 * torch.cdist(x, x) ** 2)
     dinv = g.sum(1).rsqrt()
