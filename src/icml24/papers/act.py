@@ -137,9 +137,13 @@ def accuracy(ctx, tasks: str = ",".join(TASK_NAMES), seeds: int = 1, num_calibra
             c, t = load_task(name).split(num_calibration, num_test, seed=split_seed)
             cal.append(encode_task(c, tokenizer, batch_size))
             test.append(encode_task(t, tokenizer, batch_size))
+        tick = time.perf_counter()
         candidates = _candidates(model, cal, search_heads, threshold, num_layers)
+        ctx.log(f"act: candidate heads chosen in {time.perf_counter() - tick:.1f}s")
         search = HeadSearch(candidates, threshold=threshold, beta=beta)
         search.fit(model, cal, progress=lambda it: ctx.progress(it, "ACT head search", total=len(it)))
+        ctx.log(f"act: searched {len(search.head_accuracy_)} heads in {search.seconds_:.1f}s, "
+                f"kept {search.selected_heads_}")
         start = time.perf_counter()
         rows["plain"].append([label_word_accuracy(model, b) for b in test])
         full_pass = (time.perf_counter() - start) * num_calibration / num_test  # one plain pass over the cal set
@@ -147,6 +151,7 @@ def accuracy(ctx, tasks: str = ",".join(TASK_NAMES), seeds: int = 1, num_calibra
             rows["all"].append([label_word_accuracy(model, b) for b in test])
         with ACT(search.selected_heads_, threshold=threshold, beta=beta).attach(model):
             rows["filtered"].append([label_word_accuracy(model, b) for b in test])
+        ctx.log(f"act: test evaluation of 3 conditions done in {time.perf_counter() - start:.1f}s")
         n_cand = len(search.head_accuracy_)
         cost["seconds"].append(search.seconds_)
         cost["heads"].append(n_cand)

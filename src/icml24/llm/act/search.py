@@ -153,7 +153,8 @@ class HeadSearch:
             self.forward_layers_ += (num_layers - layer) * items
         selected: dict[int, list[int]] = {}
         for (layer, head), acc in self.head_accuracy_.items():
-            if acc > self.baseline_accuracy_ + self.min_gain:  # keep heads whose calibration helps on its own
+            # keep heads whose calibration helps on its own (the tolerance stops float ties from passing)
+            if acc > self.baseline_accuracy_ + self.min_gain + 1e-9:
                 selected.setdefault(layer, []).append(head)
         self.selected_heads_ = {layer: sorted(hs) for layer, hs in sorted(selected.items())}
         self.seconds_ = time.perf_counter() - start
