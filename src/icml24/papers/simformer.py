@@ -234,6 +234,7 @@ def all_conditionals(ctx, tasks: str = "gaussian_tree", budget: int = 10000, obs
             metrics[f"{name}_{kind}_c2st"] = float(np.mean(values))
             metrics[f"{name}_{kind}_c2st_max"] = float(np.max(values))
         metrics[f"{name}_seconds"] = seconds
+        metrics[f"{name}_steps"] = float(model.steps_trained_)
     return metrics
 
 
@@ -256,6 +257,7 @@ def graph_vs_dense(ctx, task: str = "gaussian_linear", budget: int = 1000, kinds
                                      ctx.torch_generator(2100 + k_index))
         metrics[f"{kind}_c2st"] = float(np.mean(scores))
         metrics[f"{kind}_seconds"] = seconds
+        metrics[f"{kind}_steps"] = float(model.steps_trained_)
     return metrics
 
 
