@@ -36,9 +36,10 @@ PAPER = Paper(
         "Tasks: four templated zero-shot label-word tasks (VADER-lexicon sentiment, countryinfo continent, capital "
         "among 4, hemisphere) with 40 calibration / 80 test items per task, instead of SST-2, AGNews, ... with 900 "
         "calibration samples; the small model is near chance on continent and capital.",
-        "Quick runs search only the 18 heads of layers 2..27 that show sinks beyond the first token most often on the "
-        "calibration prompts (full: all 270 heads); the keep rule is 'calibration-set accuracy above the plain "
-        "model's', as the official calibration log suggests.",
+        "Quick runs search only the 18 heads of layers 2..27 that most often show (robust, see below) sinks beyond "
+        "the first token on the calibration prompts (full: all 270 heads); the keep rule is 'calibration-set "
+        "accuracy above the plain model's', as the official calibration log suggests (the exact rule is not "
+        "published).",
         "'ACT on all heads' calibrates every head of layers 2..28, the official layer range (all but the first two "
         "and the last layer).",
         "Finding 1 is judged with a robustness filter beside the official rule: a sink must be a key seen by at "
