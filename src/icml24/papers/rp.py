@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -95,7 +96,8 @@ class _InputDropout(nn.Module):
             keep = (torch.rand(x.values().shape[0]) >= self.p).to(x.dtype) / (1.0 - self.p)
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
-                return torch.sparse_csr_tensor(x.crow_indices(), x.col_indices(), x.values() * keep, x.shape)
+                return torch.sparse_csr_tensor(x.crow_indices(), x.col_indices(), x.values() * keep, x.shape,
+                                               check_invariants=False)
         return nn.functional.dropout(x, self.p, training=True)
 
 
@@ -189,12 +191,33 @@ def _basic_rp(data, steps: int) -> tuple[float, float]:
     return _test_accuracy(fits[best].predict(), data), float(BASIC_RP_K[best])
 
 
+@contextmanager
+def torch_threads(threads: int):
+    """Run with ``threads`` torch threads (0: leave torch's setting), restoring the previous count.
+
+    Every experiment here defaults to 1: on shared cores, oversubscribed OpenMP threads slowed the small sparse
+    GCN epochs ~10x and made the RP/GCN time ratio depend on the machine's load; all methods get the same count.
+    """
+    previous = torch.get_num_threads()
+    if threads > 0:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
 # --------------------------------------------------------------------------- experiment 1: accuracy
 @experiment(PAPER, quick={"datasets": "cora,citeseer", "seeds": 3, "epochs": 200},
             full={"datasets": "cora,citeseer", "seeds": 10, "epochs": 200})
 def accuracy(ctx, datasets: str = "cora,citeseer", seeds: int = 3, epochs: int = 200,
-             rp_steps: int = 0) -> dict[str, float]:
+             rp_steps: int = 0, threads: int = 1) -> dict[str, float]:
     """Generalized RP (official settings), basic RP, LP, MLP, GCN, GAT on Cora/CiteSeer: test accuracy and time."""
+    with torch_threads(threads):
+        return _accuracy(ctx, datasets, seeds, epochs, rp_steps)
+
+
+def _accuracy(ctx, datasets: str, seeds: int, epochs: int, rp_steps: int) -> dict[str, float]:
     metrics: dict[str, float] = {}
     names = [name.strip().lower() for name in datasets.split(",") if name.strip()]
     for name in names:
@@ -258,11 +281,12 @@ def _accuracy_figure(metrics: dict[str, float], names: list[str]):
 @experiment(PAPER, quick={"steps": 1200, "every": 200, "lr": 0.1},
             full={"steps": 50000, "every": 2000, "lr": 0.01})
 def alignment(ctx, steps: int = 1200, every: int = 200, lr: float = 0.1, convention: str = "summed",
-              base_seed: int = 123) -> dict[str, float]:
+              base_seed: int = 123, threads: int = 1) -> dict[str, float]:
     """Alignment of the GCN's NTK with S^4 and YY^T during training on Cora, and A(S^4, YY^T)."""
     data = planetoid("cora")
-    tracker = track_gcn_alignment(data, steps=steps, every=every, lr=lr, convention=convention,
-                                  seed=base_seed + ctx.seed)
+    with torch_threads(threads):
+        tracker = track_gcn_alignment(data, steps=steps, every=every, lr=lr, convention=convention,
+                                      seed=base_seed + ctx.seed)
     curves = tracker.as_arrays()
     metrics = {
         "align_s4_y": tracker.graph_label_alignment,
@@ -306,8 +330,14 @@ def _alignment_figure(curves: dict[str, np.ndarray], reference: float):
 @experiment(PAPER, quick={"num_nodes": 1000, "seeds": 2}, full={"num_nodes": 2000, "seeds": 10})
 def heterophily(ctx, homophily: str = "0.1,0.3,0.5,0.7,0.9", num_nodes: int = 1000, seeds: int = 2,
                 num_classes: int = 5, feature_signal: float = 0.35, epochs: int = 200,
-                rp_steps: int = 1000) -> dict[str, float]:
+                rp_steps: int = 1000, threads: int = 1) -> dict[str, float]:
     """CSBM from heterophily to homophily: accuracy of Generalized RP, GCN, MLP and A(S^4, YY^T)."""
+    with torch_threads(threads):
+        return _heterophily(ctx, homophily, num_nodes, seeds, num_classes, feature_signal, epochs, rp_steps)
+
+
+def _heterophily(ctx, homophily: str, num_nodes: int, seeds: int, num_classes: int, feature_signal: float,
+                 epochs: int, rp_steps: int) -> dict[str, float]:
     levels = [float(h) for h in homophily.split(",")]
     results = {key: np.zeros((len(levels), seeds)) for key in ("rp", "gcn", "mlp", "align")}
     for j in ctx.progress(range(seeds), description="CSBM seeds", total=seeds):
