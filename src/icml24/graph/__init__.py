@@ -4,6 +4,15 @@ from icml24._lazy import lazy_exports
 
 # exported name -> submodule that defines it; each method adds its own line(s)
 _EXPORTS: dict[str, str] = {
+    "ResidualPropagation": ".rp",
+    "GeneralizedRP": ".rp",
+    "normalized_adjacency": ".rp",
+    "centered_kernel_alignment": ".alignment",
+    "empirical_ntk": ".alignment",
+    "graph_kernel": ".alignment",
+    "TwoLayerGCN": ".alignment",
+    "AlignmentTracker": ".alignment",
+    "track_gcn_alignment": ".alignment",
     "GDEM": ".distill",
     "herding_coreset": ".distill",
     "random_coreset": ".distill",
