@@ -108,7 +108,8 @@ class HeadSearch:
         head_accuracy_ (dict[(int, int), float]): accuracy with each candidate calibrated alone.
         task_accuracy_ (dict[(int, int), list[float]]): the same, per task (``"baseline"`` key for the plain model).
         selected_heads_ (dict[int, list[int]]): ``{layer: heads}`` kept, ready for ``ACT(heads=...)``.
-        seconds_ (float): wall time of the search; ``forward_layers_`` (int): decoder-layer passes per item run.
+        seconds_ (float): wall time of the search.
+        forward_layers_ (int): decoder-layer passes run, summed over items (the cache build included).
     """
 
     def __init__(self, candidates="all", threshold: float = 0.1, beta: float = 0.4, min_gain: float = 0.0):
