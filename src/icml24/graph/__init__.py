@@ -6,7 +6,7 @@ from icml24._lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "ResidualPropagation": ".rp",
     "GeneralizedRP": ".rp",
-    "normalized_adjacency": ".rp",
+    "normalized_adjacency": ".operators",
     "centered_kernel_alignment": ".alignment",
     "empirical_ntk": ".alignment",
     "graph_kernel": ".alignment",

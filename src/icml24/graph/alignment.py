@@ -228,7 +228,7 @@ def track_gcn_alignment(data, steps: int = 2000, every: int = 200, hidden: int =
     ``seed`` seeds torch's global generator just before the model is built (the official script's ``--seed 123``
     gives its exact initialization); ``device`` runs training and the NTK there.
     """
-    from icml24.graph.rp import normalized_adjacency
+    from icml24.graph.operators import normalized_adjacency
 
     n = int(data.num_nodes)
     operator64 = normalized_adjacency(data.edge_index, n).to(device)
