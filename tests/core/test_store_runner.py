@@ -132,3 +132,12 @@ def test_resume_after_sigkill(tmp_path):
     out, err = _cli(*args).communicate(timeout=180)
     assert "already in the store were skipped" in out, out + err
     assert _count(db) == (8, 8)
+
+
+def test_code_version_covers_imported_field_packages(toy):
+    from icml24.core.runner import _imported_subpackages, code_version
+
+    source = "from icml24.graph import X\nimport icml24.data.graphs\nfrom icml24.core import Paper\nimport numpy\n"
+    assert _imported_subpackages(source) == {"graph", "data"}
+    assert code_version(toy.square) == code_version(toy.slow)  # same module, same code
+    assert code_version(toy.square).startswith("0.")

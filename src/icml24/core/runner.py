@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import importlib
 import inspect
@@ -47,14 +49,47 @@ class Task:
 
 
 def code_version(exp: Experiment) -> str:
-    """The package version and a hash of the experiment's module source: editing the module reruns it."""
+    """The package version and a hash of the code an experiment runs.
+
+    The hash covers the experiment's module and every file of each ``icml24`` field package it imports
+    (``icml24.graph``, ``icml24.data``, ...; ``icml24.core`` aside): fixing a method reruns the papers that use it
+    instead of reporting results of the old code.
+    """
     import icml24
 
-    try:
-        source = inspect.getsource(inspect.getmodule(exp.fn))
-    except (OSError, TypeError):
-        source = exp.fn.__module__
-    return f"{icml24.__version__}+{hashlib.sha256(source.encode()).hexdigest()[:8]}"
+    module = inspect.getmodule(exp.fn)
+    path = getattr(module, "__file__", None)
+    digest = _source_digest(path) if path else hashlib.sha256(exp.fn.__module__.encode()).hexdigest()[:8]
+    return f"{icml24.__version__}+{digest}"
+
+
+@functools.cache
+def _source_digest(module_path: str) -> str:
+    import icml24
+
+    package_root = Path(icml24.__file__).parent
+    source = Path(module_path).read_text()
+    files = {Path(module_path)}
+    for subpackage in sorted(_imported_subpackages(source)):
+        folder = package_root / subpackage
+        files.update(folder.rglob("*.py") if folder.is_dir() else [folder.with_suffix(".py")])
+    sha = hashlib.sha256()
+    for file in sorted(f for f in files if f.exists()):
+        sha.update(file.name.encode())
+        sha.update(file.read_bytes())
+    return sha.hexdigest()[:8]
+
+
+def _imported_subpackages(source: str) -> set[str]:
+    """Top-level ``icml24`` subpackages named by the import statements of ``source`` (``core`` excluded)."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+        elif isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+    parts = (name.split(".") for name in names)
+    return {p[1] for p in parts if len(p) > 1 and p[0] == "icml24" and p[1] != "core"}
 
 
 def plan(experiments: Iterable[Experiment], seeds: Iterable[int], full: bool = False,
