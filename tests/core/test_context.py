@@ -35,3 +35,12 @@ def test_figure_and_artifact(tmp_path):
 
 def test_progress_passes_items_through():
     assert list(Context(seed=0).progress(range(4), "x")) == [0, 1, 2, 3]
+
+
+def test_limit_threads_restores():
+    before = torch.get_num_threads()
+    with Context(seed=0).limit_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with Context.limit_threads(0):
+        assert torch.get_num_threads() == before
