@@ -7,9 +7,9 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
-import torch
 
 from icml24.core import Claim, Paper, experiment
+from icml24.core.context import limit_threads
 from icml24.data.cert_graphs import cert_graph, cert_split, cert_votes
 from icml24.graph.certify import (
     CollectiveCertificate,
@@ -161,13 +161,9 @@ def own_smoothing(ctx, dataset: str = "citeseer", model: str = "gcn", p_e: float
                   num_samples: int = 100_000, epochs: int = 1000, patience: int = 30, target_seeds: int = 5,
                   rhos: str = RHOS, injected_fraction: float = 0.05, tau: int = 6, timing_rho: int = 160) -> dict:
     """Our smoothing end to end: train, vote, certify; ratio at rho = 5% of the graph; LP2 time at rho = 160."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # sparse, small ops: extra threads only add contention
-    try:
+    with limit_threads(1):  # sparse, small ops: extra threads only add contention
         return _own_smoothing(ctx, dataset, model, p_e, p_n, num_samples, epochs, patience, target_seeds, rhos,
                               injected_fraction, tau, timing_rho)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _own_smoothing(ctx, dataset, model, p_e, p_n, num_samples, epochs, patience, target_seeds, rhos,

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
 from functools import lru_cache
 
 import numpy as np
 import torch
 
 from icml24.core import Claim, Paper, experiment
+from icml24.core.context import limit_threads
 from icml24.graph.distill import (
     GDEM,
     herding_coreset,
@@ -74,16 +74,6 @@ INIT = dict(init_epochs=200, init_lr=0.005, init_weight_decay=0.05, mlp_epochs=1
 GNNS = ("GCN", "SGC", "APPNP", "ChebNet")
 
 
-@contextmanager
-def _single_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
 @lru_cache(maxsize=4)
 def _load(dataset: str):
     """A Planetoid graph with row-normalized features (as in the official loader); ``"csbm"`` is a tiny
@@ -123,7 +113,7 @@ def accuracy(ctx, datasets: str = "citeseer", rates: str = "0.25,0.5", runs: int
     """GCN test accuracy (%) on GDEM, random and herding coresets of the same size, and the whole graph."""
     metrics: dict[str, float] = {}
     table = []
-    with _single_thread():
+    with limit_threads(1):  # small GCNs: one thread beats contended threads
         for dataset in datasets.split(","):
             data, real = _load(dataset)
             whole, embeddings = [], None
@@ -193,7 +183,7 @@ def cross_architecture(ctx, dataset: str = "citeseer", rate: float = 0.5, runs: 
                        eval_epochs: int = 300) -> dict[str, float]:
     """Test accuracy (%) of GCN, SGC, APPNP, ChebNet and an MLP trained on the same GDEM graph."""
     accs: dict[str, list[float]] = {name: [] for name in (*GNNS, "MLP")}
-    with _single_thread():
+    with limit_threads(1):  # small GCNs: one thread beats contended threads
         data, real = _load(dataset)
         for run in range(runs):
             graph = _gdem(rate, ctx.child_seed(100 + run)).fit(data).graph_
@@ -214,7 +204,7 @@ def cross_architecture(ctx, dataset: str = "citeseer", rate: float = 0.5, runs: 
 def efficiency(ctx, dataset: str = "citeseer", rates: str = "0.25,0.5") -> dict[str, float]:
     """Seconds for the eigendecomposition (fresh, not cached), feature initialization and distillation."""
     metrics: dict[str, float] = {}
-    with _single_thread():
+    with limit_threads(1):  # small GCNs: one thread beats contended threads
         data, _ = _load(dataset)
         clear_memory_cache()
         start = time.perf_counter()

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
 from icml24.bandits.lowrank import IPS, RSBPI, RSPE, SBPI, SIPS, IPSGreedy, LowRankBandit
 from icml24.bandits.lowrank.regret import RSRMIN, LinUCBOneHot, PairUCB
 from icml24.core import Claim, Paper, experiment
+from icml24.core.context import limit_threads
 
 PAPER = Paper(
     slug="lowrank-bandits",
@@ -46,15 +45,6 @@ def _int_list(text: str) -> list[int]:
     if not values:
         raise ValueError(f"expected a comma-separated list of integers, got {text!r}")
     return sorted(values)
-
-
-def _single_thread():
-    """BLAS on one thread: the per-round linear algebra is small and threads only contend."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover
-        return contextlib.nullcontext()
-    return threadpool_limits(1)
 
 
 def _loglog_slope(x, y) -> float:
@@ -97,7 +87,7 @@ def policy_evaluation(ctx, seeds: int = 20, m: int = 50, n: int = 50, rank: int 
     truth = env.value(target)
     behaviour = env.uniform_behaviour
     errors = {name: np.zeros((seeds, len(grid))) for name in ("ips", "sips", "rspe")}
-    with _single_thread():
+    with limit_threads(1):  # BLAS on one thread: the per-round algebra is small
         for rep in ctx.progress(range(seeds), description="PE repetitions", total=seeds):
             contexts, arms, rewards = env.collect(grid[-1], behaviour, rng=np.random.default_rng([ctx.seed, rep]))
             for k, horizon in enumerate(grid):  # prefixes of one stream, as in the official script
@@ -128,7 +118,7 @@ def size_sweep(ctx, seeds: int = 20, sizes: str = "10,20,40,80,160", horizon: in
     """PE error vs matrix size (m = n, all-ones rank-1 matrix, target: arm 0, T = 1e4) for IPS, SIPS, RS-PE."""
     grid = _int_list(sizes)
     errors = {name: np.zeros((seeds, len(grid))) for name in ("ips", "sips", "rspe")}
-    with _single_thread():
+    with limit_threads(1):  # BLAS on one thread: the per-round algebra is small
         for k, size in enumerate(ctx.progress(grid, description="sizes", total=len(grid))):
             env = LowRankBandit.constant(size, size)
             target = np.zeros(size, dtype=np.int64)
@@ -159,7 +149,7 @@ def sample_complexity(ctx, seeds: int = 20, sizes: str = "10,20,40,80", horizons
     """Samples RS-PE needs for PE error epsilon vs m + n (all-ones rank-1 matrix; log-log fit of error vs T)."""
     size_grid, grid = _int_list(sizes), _int_list(horizons)
     errors = np.zeros((len(size_grid), seeds, len(grid)))
-    with _single_thread():
+    with limit_threads(1):  # BLAS on one thread: the per-round algebra is small
         for s, size in enumerate(ctx.progress(size_grid, description="sizes", total=len(size_grid))):
             env = LowRankBandit.constant(size, size)
             target = np.zeros(size, dtype=np.int64)
@@ -203,7 +193,7 @@ def best_policy(ctx, seeds: int = 20, m: int = 50, n: int = 50, rank: int = 2,
     grid = _int_list(horizons)
     behaviour = env.uniform_behaviour
     values = {name: np.zeros((seeds, len(grid))) for name in ("rsbpi", "sbpi", "benchmark")}
-    with _single_thread():
+    with limit_threads(1):  # BLAS on one thread: the per-round algebra is small
         for rep in ctx.progress(range(seeds), description="BPI repetitions", total=seeds):
             contexts, arms, rewards = env.collect(grid[-1], behaviour, rng=np.random.default_rng([ctx.seed, 7, rep]))
             for k, horizon in enumerate(grid):
@@ -229,7 +219,7 @@ def regret(ctx, seeds: int = 20, m: int = 50, n: int = 50, rank: int = 2,
     env = LowRankBandit.gaussian_instance(m, n, rank, rng=ctx.rng)
     grid = _int_list(horizons)
     regrets = {name: np.zeros((seeds, len(grid))) for name in ("rsrmin", "linucb", "pairucb")}
-    with _single_thread():
+    with limit_threads(1):  # BLAS on one thread: the per-round algebra is small
         for rep in ctx.progress(range(seeds), description="regret repetitions", total=seeds):
             # the baselines are anytime: one run to the largest horizon, read at each T
             for name, learner in (("linucb", LinUCBOneHot()), ("pairucb", PairUCB())):

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import time
 import warnings
-from contextlib import contextmanager
 
 import numpy as np
 import torch
 from torch import nn
 
 from icml24.core import Claim, Paper, experiment
+from icml24.core.context import limit_threads
 from icml24.data import csbm, planetoid
 from icml24.graph import GeneralizedRP, ResidualPropagation, track_gcn_alignment
 from icml24.graph.alignment import centered_kernel_alignment, graph_kernel
@@ -191,29 +191,15 @@ def _basic_rp(data, steps: int) -> tuple[float, float]:
     return _test_accuracy(fits[best].predict(), data), float(BASIC_RP_K[best])
 
 
-@contextmanager
-def torch_threads(threads: int):
-    """Run with ``threads`` torch threads (0: leave torch's setting), restoring the previous count.
-
-    Every experiment here defaults to 1: on shared cores, oversubscribed OpenMP threads slowed the small sparse
-    GCN epochs ~10x and made the RP/GCN time ratio depend on the machine's load; all methods get the same count.
-    """
-    previous = torch.get_num_threads()
-    if threads > 0:
-        torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
 # --------------------------------------------------------------------------- experiment 1: accuracy
 @experiment(PAPER, quick={"datasets": "cora,citeseer", "seeds": 3, "epochs": 200},
             full={"datasets": "cora,citeseer", "seeds": 10, "epochs": 200})
 def accuracy(ctx, datasets: str = "cora,citeseer", seeds: int = 3, epochs: int = 200,
              rp_steps: int = 0, threads: int = 1) -> dict[str, float]:
     """Generalized RP (official settings), basic RP, LP, MLP, GCN, GAT on Cora/CiteSeer: test accuracy and time."""
-    with torch_threads(threads):
+    # every method gets the same thread count (default 1): oversubscribed threads on shared cores slowed the
+    # small sparse GCN epochs ~10x and made the RP/GCN time ratio depend on the machine's load
+    with limit_threads(threads):
         return _accuracy(ctx, datasets, seeds, epochs, rp_steps)
 
 
@@ -284,7 +270,7 @@ def alignment(ctx, steps: int = 1200, every: int = 200, lr: float = 0.1, convent
               base_seed: int = 123, threads: int = 1) -> dict[str, float]:
     """Alignment of the GCN's NTK with S^4 and YY^T during training on Cora, and A(S^4, YY^T)."""
     data = planetoid("cora")
-    with torch_threads(threads):
+    with limit_threads(threads):
         tracker = track_gcn_alignment(data, steps=steps, every=every, lr=lr, convention=convention,
                                       seed=base_seed + ctx.seed)
     curves = tracker.as_arrays()
@@ -332,7 +318,7 @@ def heterophily(ctx, homophily: str = "0.1,0.3,0.5,0.7,0.9", num_nodes: int = 10
                 num_classes: int = 5, feature_signal: float = 0.35, epochs: int = 200,
                 rp_steps: int = 1000, threads: int = 1) -> dict[str, float]:
     """CSBM from heterophily to homophily: accuracy of Generalized RP, GCN, MLP and A(S^4, YY^T)."""
-    with torch_threads(threads):
+    with limit_threads(threads):
         return _heterophily(ctx, homophily, num_nodes, seeds, num_classes, feature_signal, epochs, rp_steps)
 
 

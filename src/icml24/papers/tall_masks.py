@@ -16,6 +16,7 @@ from torch import nn
 from torch.func import functional_call
 
 from icml24.core import Claim, Paper, experiment
+from icml24.core.context import limit_threads
 from icml24.data.images import TASK_SPECS, ImageTask, derive_task, image_tasks, load_source, split_indices
 from icml24.merging import (
     ConsensusMerging,
@@ -246,17 +247,6 @@ def _parse_counts(text: str) -> list[int]:
     return counts
 
 
-class _SingleThread:
-    """The MLP is tiny: intra-op threads only add contention on a shared machine."""
-
-    def __enter__(self):
-        self.threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-
-    def __exit__(self, *exc):
-        torch.set_num_threads(self.threads)
-
-
 def _mean_over(runs: list[dict[str, float]]) -> dict[str, float]:
     out = {key: float(np.mean([r[key] for r in runs])) for key in runs[0]}
     out.update({f"{key}_spread": float(np.std([r[key] for r in runs])) for key in runs[0] if key.endswith("norm_acc")})
@@ -266,7 +256,7 @@ def _mean_over(runs: list[dict[str, float]]) -> dict[str, float]:
 def _run(ctx, name: str, source: str, seeds: int, task_counts: str, **train) -> dict[str, float]:
     counts = _parse_counts(task_counts)
     runs, details = [], {}
-    with _SingleThread():
+    with limit_threads(1):  # the MLP is tiny: intra-op threads only contend
         for rep in ctx.progress(range(seeds), description="tall-masks seeds", total=seeds):
             metrics, details[f"seed{rep}"] = _one_seed(source, ctx.child_seed(rep), counts, **train)
             runs.append(metrics)
@@ -331,7 +321,7 @@ def finetune_strength(ctx, seeds: int = 1, epochs: str = "1,3,15", num_tasks: in
             "tall_ta_norm_acc", "tall_ties_norm_acc", "consensus_ta_norm_acc", "consensus_ties_norm_acc",
             "tall_ta_min_norm_acc")
     out: dict[str, float] = {}
-    with _SingleThread():
+    with limit_threads(1):  # the MLP is tiny: intra-op threads only contend
         for num_epochs in ctx.progress(grid, description="fine-tuning epochs", total=len(grid)):
             runs = []
             for rep in range(seeds):
