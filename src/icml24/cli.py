@@ -50,7 +50,7 @@ def papers() -> dict[str, Paper]:
         except ImportError as exc:
             raise ValueError(f"ICML24_EXTRA_PAPERS names {module!r}, which cannot be imported ({exc}); "
                              "fix PYTHONPATH or unset the variable") from None
-    return dict(sorted(registry._PAPERS.items())) if extra else found
+    return registry.registered() if extra else found
 
 
 def _resolve(target: str) -> list[Experiment]:
@@ -128,7 +128,7 @@ def _claims_for_tasks(store: Store, tasks) -> list[ClaimResult]:
         if key in seen:
             continue
         seen.add(key)
-        exp = registry._PAPERS[task.paper].experiments[task.experiment]
+        exp = registry.registered()[task.paper].experiments[task.experiment]
         seeds = {t.seed for t in tasks if (t.paper, t.experiment, config_hash(t.config)) == key}
         records = [r for r in store.records(task.paper, task.experiment, config=task.config,
                                             code_version=task.code_version) if r.seed in seeds]

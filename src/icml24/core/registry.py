@@ -182,7 +182,7 @@ def discover(package: str = "icml24.papers") -> dict[str, Paper]:
             register_module(importlib.import_module(info.name))
         except Exception as exc:  # a broken paper module must not hide the others
             BROKEN[info.name] = f"{type(exc).__name__}: {exc}"
-    return dict(sorted(_PAPERS.items()))
+    return registered()
 
 
 def register_module(module) -> Paper | None:
@@ -194,6 +194,11 @@ def register_module(module) -> Paper | None:
             raise ValueError(f"two modules declare the paper slug {paper.slug!r}")
         _PAPERS[paper.slug] = paper
     return paper
+
+
+def registered() -> dict[str, Paper]:
+    """Every paper registered so far (by discovery or ``register_module``), by slug."""
+    return dict(sorted(_PAPERS.items()))
 
 
 def get_paper(slug: str) -> Paper:
