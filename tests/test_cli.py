@@ -1,10 +1,11 @@
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from toy_cli import command as toy_cli_command
+from toy_cli import env as toy_cli_env
 
 from icml24.cli import main
 
@@ -12,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
-def toy_env(monkeypatch):
-    monkeypatch.setenv("ICML24_EXTRA_PAPERS", "toy_paper")
+def toy_registered(toy):
+    return toy
 
 
 def _err_line(capsys) -> str:
@@ -78,7 +79,7 @@ def test_reproduce_writes_report(tmp_path, capsys):
     assert [f.name for f in figures] == ["toy-square-curve.png"]
     assert "figures/toy-square-curve.png" in page and "report/figures/toy-square-curve.png" in report
     verdicts = [s["verdict"] for s in json.loads(out.read_text())]
-    assert verdicts == ["holds", "fails", "error", "error"]
+    assert verdicts == ["holds", "fails", "error", "error", "holds"]
     assert main(["list", "--store", str(store)]) == 0
     assert "toy" in capsys.readouterr().out
     assert main(["show", "toy"]) == 0
@@ -87,11 +88,10 @@ def test_reproduce_writes_report(tmp_path, capsys):
 def test_ray_backend_sweep_two_points(tmp_path):
     """A sweep of two grid points submitted as Ray tasks; only the driver writes the store."""
     out = tmp_path / "sweep.json"
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests" / "fixtures"), "ICML24_EXTRA_PAPERS": "toy_paper",
-           "RAY_DISABLE_USAGE_STATS": "1"}
-    proc = subprocess.run([sys.executable, "-m", "icml24", "sweep", "toy:square", "--set", "x=1,3", "--seeds", "0",
-                           "--backend", "ray", "--jobs", "2", "--store", str(tmp_path / "s.sqlite"), "--json",
-                           str(out)], env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    env = toy_cli_env(RAY_DISABLE_USAGE_STATS="1")
+    proc = subprocess.run(toy_cli_command("sweep", "toy:square", "--set", "x=1,3", "--seeds", "0", "--backend", "ray",
+                                          "--jobs", "2", "--store", str(tmp_path / "s.sqlite"), "--json", str(out)),
+                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = json.loads(out.read_text())
     by_x = {s["config"]["x"]: s for s in summary if s["claim"] == "x squared exceeds 3"}
@@ -99,8 +99,6 @@ def test_ray_backend_sweep_two_points(tmp_path):
 
 
 def test_cli_help_and_subprocess_error():
-    env = {k: v for k, v in os.environ.items() if k != "ICML24_EXTRA_PAPERS"}
-    proc = subprocess.run([sys.executable, "-m", "icml24", "run", "nosuch"], capture_output=True, text=True, cwd=ROOT,
-                          env=env)
+    proc = subprocess.run([sys.executable, "-m", "icml24", "run", "nosuch"], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "nosuch" in proc.stderr
     assert main(["--help"]) == 0

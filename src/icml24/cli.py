@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -19,17 +17,18 @@ from rich.console import Console
 from rich.table import Table
 
 from icml24.core import registry
+from icml24.core.params import parse_grid, parse_seeds, type_name
 from icml24.core.registry import Experiment, Paper
-from icml24.core.runner import BACKENDS, parse_grid, parse_seeds, plan, run_tasks
+from icml24.core.runner import BACKENDS, plan, run_tasks
 from icml24.core.store import DEFAULT_STORE, RunRecord, Store, config_hash
-from icml24.core.verdicts import ClaimResult, claims_of, evaluate_paper, judge
+from icml24.core.verdicts import ClaimResult, claims_for_tasks, evaluate_paper
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Reproduce ICML 2024 papers: run experiments, check claims, write the report.")
 console = Console()
 err_console = Console(stderr=True)
 
-_VERDICT_STYLE = {"holds": "green", "fails": "red", "error": "yellow"}
+_VERDICT_STYLE = {"holds": "green", "fails": "red", "error": "yellow", "not run": "dim"}
 
 StoreOpt = typer.Option(DEFAULT_STORE, "--store", help="SQLite results file.")
 JsonOpt = typer.Option(None, "--json", help="Write a machine-readable summary (list of claim verdicts) here.")
@@ -41,16 +40,9 @@ FullOpt = typer.Option(False, "--full", help="Paper-scale settings instead of th
 
 
 def papers() -> dict[str, Paper]:
-    """Every registered paper, plus modules named in ICML24_EXTRA_PAPERS (comma-separated, for tests)."""
-    found = registry.discover()
-    extra = os.environ.get("ICML24_EXTRA_PAPERS", "")
-    for module in filter(None, (m.strip() for m in extra.split(","))):
-        try:
-            registry.register_module(importlib.import_module(module))
-        except ImportError as exc:
-            raise ValueError(f"ICML24_EXTRA_PAPERS names {module!r}, which cannot be imported ({exc}); "
-                             "fix PYTHONPATH or unset the variable") from None
-    return registry.registered() if extra else found
+    """Every registered paper (the package's, and any a caller registered with ``registry.register_module``)."""
+    registry.discover()
+    return registry.registered()
 
 
 def _resolve(target: str) -> list[Experiment]:
@@ -89,7 +81,7 @@ def _write_json(path: Path | None, results: list[ClaimResult], extra: list[dict]
     console.print(f"summary written to {path}")
 
 
-def _execute(experiments: list[Experiment], seeds: list[int], full: bool, grid_for, store_path: Path,
+def _execute(experiments: list[Experiment], seeds: list[int] | None, full: bool, grid_for, store_path: Path,
              backend: str, jobs: int, address: str | None, force: bool) -> tuple[Store, list]:
     store = Store(store_path)
     tasks = []
@@ -117,24 +109,6 @@ def _execute(experiments: list[Experiment], seeds: list[int], full: bool, grid_f
     if skipped:
         console.print(f"{skipped} run(s) already in the store were skipped (--force runs them again)")
     return store, tasks
-
-
-def _claims_for_tasks(store: Store, tasks) -> list[ClaimResult]:
-    """Verdicts of the claims resting on the (experiment, config) groups just run."""
-    results = []
-    seen = set()
-    for task in tasks:
-        key = (task.paper, task.experiment, config_hash(task.config))
-        if key in seen:
-            continue
-        seen.add(key)
-        exp = registry.registered()[task.paper].experiments[task.experiment]
-        seeds = {t.seed for t in tasks if (t.paper, t.experiment, config_hash(t.config)) == key}
-        records = [r for r in store.records(task.paper, task.experiment, config=task.config,
-                                            code_version=task.code_version) if r.seed in seeds]
-        for claim in claims_of(exp):
-            results.append(judge(exp.paper, claim, records, "full" if task.full else "quick"))
-    return results
 
 
 @app.command("list")
@@ -176,9 +150,10 @@ def show(slug: str) -> None:
             console.print(f"  - {d}", highlight=False)
     console.print("\n[bold]Experiments[/]")
     for exp in paper.experiments.values():
-        params = ", ".join(f"{k}: {t.__name__}" for k, t in exp.parameters().items())
+        params = ", ".join(f"{k}: {type_name(t)}" for k, t in exp.parameters().items())
         console.print(f"  {exp.name}({params})  {exp.doc.splitlines()[0] if exp.doc else ''}", highlight=False)
-        console.print(f"    quick={exp.quick}  full={exp.full}", highlight=False)
+        for name in ("quick", "full"):
+            console.print(f"    {name} ({exp.seeds[name]} seed(s)): {getattr(exp, name)}", highlight=False)
     console.print("\n[bold]Claims[/]")
     for c in paper.claims:
         console.print(f"  - {c.text}  [dim](paper: {c.paper}; experiment: {c.experiment.name})[/]", highlight=False)
@@ -187,18 +162,19 @@ def show(slug: str) -> None:
 @app.command()
 def run(target: str = typer.Argument(..., help="SLUG or SLUG:EXPERIMENT"),
         full: bool = FullOpt,
-        seed: int | None = typer.Option(None, "--seed", help="One seed (default 0)."),
-        seeds: str | None = typer.Option(None, "--seeds", help="Seed list, e.g. 0-4 or 0,2,5."),
+        seed: int | None = typer.Option(None, "--seed", help="One seed (default: the setting's declared seeds)."),
+        seeds: str | None = typer.Option(None, "--seeds", help="Seed list, e.g. 0-4 or 0,2,5 (default: the "
+                                         "setting's declared seeds, 0..n-1)."),
         set_: list[str] = typer.Option([], "--set", help="Override a parameter: --set key=value (repeatable)."),
         store: Path = StoreOpt, jobs: int = JobsOpt, backend: str = BackendOpt, address: str | None = AddressOpt,
         force: bool = ForceOpt, json_out: Path | None = JsonOpt) -> None:
     """Run one paper's experiments (or one experiment) and check its claims."""
     experiments = _resolve(target)
-    seed_list = parse_seeds(seeds) if seeds else [seed if seed is not None else 0]
+    seed_list = parse_seeds(seeds) if seeds else ([seed] if seed is not None else None)
     grids = {exp.key: parse_grid(exp, set_, allow_lists=False) for exp in experiments} if set_ else {}
     db, tasks = _execute(experiments, seed_list, full, lambda e: grids.get(e.key), store, backend, jobs, address,
                          force)
-    results = _claims_for_tasks(db, tasks)
+    results = claims_for_tasks(db, tasks, registry.registered())
     _claims_table(results)
     _write_json(json_out, results)
     db.close()
@@ -207,7 +183,8 @@ def run(target: str = typer.Argument(..., help="SLUG or SLUG:EXPERIMENT"),
 @app.command()
 def reproduce(full: bool = FullOpt,
               only: str | None = typer.Option(None, "--only", help="Comma-separated paper slugs."),
-              seeds: str = typer.Option("0", "--seeds", help="Seeds of every experiment, e.g. 0-2."),
+              seeds: str | None = typer.Option(None, "--seeds", help="Seeds of every experiment, e.g. 0-2 "
+                                               "(default: each setting's declared seeds)."),
               store: Path = StoreOpt, jobs: int = JobsOpt, backend: str = BackendOpt,
               address: str | None = AddressOpt, force: bool = ForceOpt, json_out: Path | None = JsonOpt,
               out: Path | None = typer.Option(None, "--out", help="Report folder (default: beside the store).")
@@ -218,7 +195,8 @@ def reproduce(full: bool = FullOpt,
     for slug in slugs:
         registry.get_paper(slug)
     experiments = [exp for slug in slugs for exp in found[slug].experiments.values()]
-    db, _ = _execute(experiments, parse_seeds(seeds), full, lambda e: None, store, backend, jobs, address, force)
+    seed_list = parse_seeds(seeds) if seeds else None
+    db, _ = _execute(experiments, seed_list, full, lambda e: None, store, backend, jobs, address, force)
     results = [r for slug in slugs for r in evaluate_paper(found[slug], db, full)]
     _claims_table(results)
     _write_json(json_out, results)
@@ -246,8 +224,10 @@ def _report(found: dict[str, Paper], db: Store, out: Path) -> None:
 
 @app.command()
 def sweep(target: str = typer.Argument(..., help="SLUG:EXPERIMENT"),
-          seeds: str = typer.Option("0", "--seeds", help="Seed list, e.g. 0-99."),
-          set_: list[str] = typer.Option([], "--set", help="Grid axis: --set key=a,b,c (repeatable)."),
+          seeds: str | None = typer.Option(None, "--seeds", help="Seed list, e.g. 0-99 (default: the setting's "
+                                           "declared seeds)."),
+          set_: list[str] = typer.Option([], "--set", help="Grid axis: --set key=a,b,c (repeatable; for a list "
+                                         "parameter, grid points are separated by ';')."),
           full: bool = FullOpt, store: Path = StoreOpt, jobs: int = JobsOpt, backend: str = BackendOpt,
           address: str | None = AddressOpt, force: bool = ForceOpt, json_out: Path | None = JsonOpt) -> None:
     """A grid of settings x seeds, resumable, on a process pool or a Ray cluster."""
@@ -256,8 +236,9 @@ def sweep(target: str = typer.Argument(..., help="SLUG:EXPERIMENT"),
         raise ValueError(f"sweep takes one experiment, SLUG:EXPERIMENT; {target!r} names {len(experiments)}")
     exp = experiments[0]
     grid = parse_grid(exp, set_, allow_lists=True)
-    db, tasks = _execute([exp], parse_seeds(seeds), full, lambda e: grid, store, backend, jobs, address, force)
-    results = _claims_for_tasks(db, tasks)
+    seed_list = parse_seeds(seeds) if seeds else None
+    db, tasks = _execute([exp], seed_list, full, lambda e: grid, store, backend, jobs, address, force)
+    results = claims_for_tasks(db, tasks, registry.registered())
     _claims_table(results)
     configs = {config_hash(t.config): t.config for t in tasks}
     payload = [{**r.as_json(), "config": configs[config_hash(r.records[0].config)]} if r.records else r.as_json()

@@ -11,7 +11,7 @@ from icml24.core import Context  # noqa: E402
 
 def test_seeding_is_reproducible():
     a, b = Context(seed=3), Context(seed=3)
-    assert a.rng.random() == b.rng.random()
+    assert a.rng().random() == b.rng().random()
     Context(seed=5)
     t1 = torch.rand(3)
     Context(seed=5)

@@ -12,8 +12,8 @@ def test_discover_finds_package_papers_and_toy():
     register_module(toy_paper)
     papers = discover()
     assert "toy" in papers
-    assert set(papers["toy"].experiments) == {"square", "broken", "crash", "slow"}
-    assert len(papers["toy"].claims) == 4
+    assert set(papers["toy"].experiments) == {"square", "broken", "crash", "slow", "coin"}
+    assert len(papers["toy"].claims) == 5
 
 
 def test_resolve_errors_name_the_fix():
@@ -41,7 +41,7 @@ def test_config_layers_and_unknown_keys():
 def test_claim_verdicts_holds_fails_error():
     import toy_paper
 
-    holds, fails, nan_claim, _ = toy_paper.PAPER.claims
+    holds, fails, nan_claim, *_ = toy_paper.PAPER.claims
     assert holds.evaluate({"value": 4.0}).status == "holds"
     verdict = fails.evaluate({"value": 4.0, "other": 1.0})
     assert verdict.status == "fails"

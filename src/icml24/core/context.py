@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -23,8 +24,8 @@ class Context:
     """Everything an experiment may use besides its parameters.
 
     Attributes:
-        seed (int): the run's seed; all randomness derives from it.
-        rng (numpy.random.Generator): seeded generator for numpy sampling.
+        seed (int): the run's seed; all randomness derives from it, through ``child_seed``, ``rng`` and
+            ``torch_generator`` (the one idiom: never ``default_rng([ctx.seed, ...])`` or ``seed + offset``).
         device (str): torch device, ``"cpu"`` unless set.
         full (bool): whether the paper-scale (``full``) setting is running.
         out_dir (Path): where figures and artifacts of this run are written.
@@ -40,18 +41,26 @@ class Context:
         self.figures: list[str] = []
         self.artifacts: list[str] = []
         self.logger = log or logging.getLogger("icml24.experiment")
-        self.rng = np.random.default_rng(self.seed)
+        self._rng = np.random.default_rng(self.seed)
         seed_everything(self.seed)
 
-    def torch_generator(self, offset: int = 0):
-        """A seeded ``torch.Generator`` (``offset`` gives independent streams)."""
+    def child_seed(self, *keys: int | str) -> int:
+        """A deterministic 32-bit seed for the sub-stream named by ``keys`` (ints or strings), for libraries
+        that take an int seed. Different keys give independent streams; the same keys, the same seed."""
+        return int(np.random.SeedSequence([self.seed, *map(_key_entropy, keys)]).generate_state(1)[0])
+
+    def rng(self, *keys: int | str) -> np.random.Generator:
+        """A numpy Generator: with no keys, the run's one main stream (the same object on every call);
+        with keys, a fresh generator of the independent sub-stream named by ``keys``."""
+        if not keys:
+            return self._rng
+        return np.random.default_rng(np.random.SeedSequence([self.seed, *map(_key_entropy, keys)]))
+
+    def torch_generator(self, *keys: int | str):
+        """A fresh seeded ``torch.Generator`` for the sub-stream named by ``keys`` (no keys: the run's seed)."""
         import torch
 
-        return torch.Generator().manual_seed(self.seed * 1_000_003 + offset)
-
-    def child_seed(self, offset: int) -> int:
-        """A deterministic integer seed for a sub-run (for libraries that take an int seed)."""
-        return int(np.random.SeedSequence([self.seed, offset]).generate_state(1)[0])
+        return torch.Generator().manual_seed(self.child_seed(*keys) if keys else self.seed)
 
     def progress(self, iterable: Iterable[T], description: str = "", total: int | None = None) -> Iterator[T]:
         """Wrap a long loop in a progress bar (shown when running interactively)."""
@@ -120,6 +129,17 @@ def limit_threads(threads: int = 1) -> Iterator[None]:
             yield
     finally:
         torch.set_num_threads(previous)
+
+
+def _key_entropy(key: int | str) -> int:
+    """An int for SeedSequence: ints as they are, strings by a stable hash (never Python's salted ``hash``)."""
+    if isinstance(key, bool) or not isinstance(key, (int, np.integer, str)):
+        raise TypeError(f"seed keys must be ints or strings, got {key!r}")
+    if isinstance(key, str):
+        return int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "little")
+    if key < 0:
+        raise ValueError(f"seed keys must be non-negative, got {key}")
+    return int(key)
 
 
 def _jsonable(value: Any) -> Any:

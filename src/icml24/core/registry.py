@@ -31,14 +31,28 @@ class Paper:
     claims: list[Claim] = field(default_factory=list, repr=False)
 
 
+SETTINGS = ("quick", "full", "smoke")
+
+
 @dataclass
 class Experiment:
-    """A plain function ``fn(ctx, **params) -> dict[str, float]`` with its quick and full settings."""
+    """A plain function ``fn(ctx, **params) -> dict[str, float]`` that computes ONE seed, with its settings.
+
+    Each setting (``quick``, ``full``, ``smoke``) is a dict of keyword arguments plus, optionally, ``"seeds": n``:
+    how many seeds (0..n-1) the runner plans for it. Repetition is the runner's job: the function never loops
+    over its own repeats. ``summarize(per_seed)`` (optional) turns the per-seed metric dicts of one configuration
+    into metrics that only exist across seeds (a slope over a sweep, a success fraction, a median).
+    ``threads`` is the torch/BLAS thread limit the runner sets around each run (0: leave as is).
+    """
 
     paper: Paper
     fn: Callable[..., dict[str, float]]
     quick: dict[str, Any]
     full: dict[str, Any]
+    smoke: dict[str, Any] | None = None
+    seeds: dict[str, int] = field(default_factory=dict)
+    threads: int = 0
+    summarize: Callable[[list[dict[str, float]]], dict[str, float]] | None = None
 
     @property
     def name(self) -> str:
@@ -52,7 +66,7 @@ class Experiment:
     def doc(self) -> str:
         return inspect.getdoc(self.fn) or ""
 
-    def parameters(self) -> dict[str, type]:
+    def parameters(self) -> dict[str, Any]:
         """Keyword parameters (after ``ctx``) and their annotated types."""
         hints = typing.get_type_hints(self.fn)
         params = list(inspect.signature(self.fn).parameters.values())[1:]
@@ -62,9 +76,20 @@ class Experiment:
         params = list(inspect.signature(self.fn).parameters.values())[1:]
         return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
 
-    def config(self, full: bool = False, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The keyword arguments of one run: defaults < quick/full setting < user overrides."""
-        config = {**self.defaults(), **(self.full if full else self.quick), **(overrides or {})}
+    def setting(self, full: bool = False, setting: str | None = None) -> str:
+        """The setting's name from ``full``/``setting``, checked."""
+        name = setting or ("full" if full else "quick")
+        if name not in SETTINGS:
+            raise ValueError(f"unknown setting {name!r}; choose one of {', '.join(SETTINGS)}")
+        return name
+
+    def config(self, full: bool = False, overrides: dict[str, Any] | None = None,
+               setting: str | None = None) -> dict[str, Any]:
+        """The keyword arguments of one run: defaults < quick/full/smoke setting < user overrides."""
+        chosen = getattr(self, self.setting(full, setting))
+        if chosen is None:
+            raise ValueError(f"{self.key} declares no smoke setting; add smoke={{...}} to its @experiment")
+        config = {**self.defaults(), **chosen, **(overrides or {})}
         unknown = set(config) - set(self.parameters())
         if unknown:
             raise ValueError(
@@ -76,20 +101,49 @@ class Experiment:
             raise ValueError(f"{self.key} needs a value for {', '.join(sorted(missing))} (use --set key=value)")
         return config
 
+    def default_seeds(self, full: bool = False, setting: str | None = None) -> list[int]:
+        """The seeds the runner plans for a setting when the user gives none: 0..n-1."""
+        return list(range(self.seeds[self.setting(full, setting)]))
+
+    def summarizer(self, fn: Callable[[list[dict[str, float]]], dict[str, float]]):
+        """Decorator: register ``fn(per_seed_metrics) -> dict`` as this experiment's across-seed summary."""
+        self.summarize = fn
+        return fn
+
     def __call__(self, ctx, **params) -> dict[str, float]:
         return self.fn(ctx, **params)
 
 
-def experiment(paper: Paper, quick: dict[str, Any] | None = None, full: dict[str, Any] | None = None):
-    """Register ``fn`` as an experiment of ``paper``.
+def _split_seeds(where: str, setting: dict[str, Any] | None, default: int) -> tuple[dict[str, Any], int]:
+    config = dict(setting or {})
+    seeds = config.pop("seeds", default)
+    if not isinstance(seeds, int) or isinstance(seeds, bool) or seeds < 1:
+        raise ValueError(f"{where}: 'seeds' must be a positive int (how many seeds the runner plans), got {seeds!r}")
+    return config, seeds
 
-    ``quick`` must finish in about 3 minutes on 2 CPU cores; ``full`` is the paper-scale setting.
+
+def experiment(paper: Paper, quick: dict[str, Any] | None = None, full: dict[str, Any] | None = None,
+               smoke: dict[str, Any] | None = None, threads: int = 0,
+               summarize: Callable[[list[dict[str, float]]], dict[str, float]] | None = None):
+    """Register ``fn`` as an experiment of ``paper``; ``fn(ctx, **params)`` computes one seed.
+
+    ``quick`` must finish in about 3 minutes on 2 CPU cores; ``full`` is the paper-scale setting; ``smoke`` is
+    a seconds-long setting the test suite runs for every experiment. Each may hold ``"seeds": n`` (quick: 1 by
+    default; full: the quick number; smoke: 1). ``threads`` caps torch/BLAS threads per run (0: unchanged).
     The decorated object stays callable as ``fn(ctx, **params)``.
     """
 
     def register(fn: Callable[..., dict[str, float]]) -> Experiment:
-        quick_config = dict(quick or {})
-        exp = Experiment(paper=paper, fn=fn, quick=quick_config, full=dict(full if full is not None else quick_config))
+        where = f"{paper.slug}:{fn.__name__}"
+        if "seeds" in inspect.signature(fn).parameters:
+            raise ValueError(f"{where} takes a 'seeds' parameter; repetition is the runner's job: compute one seed "
+                             "from ctx and declare how many in the setting, e.g. quick={'seeds': 3}")
+        quick_config, quick_seeds = _split_seeds(f"{where} quick", quick, 1)
+        full_config, full_seeds = _split_seeds(f"{where} full", full if full is not None else quick, quick_seeds)
+        smoke_config, smoke_seeds = _split_seeds(f"{where} smoke", smoke, 1) if smoke is not None else (None, 1)
+        exp = Experiment(paper=paper, fn=fn, quick=quick_config, full=full_config, smoke=smoke_config,
+                         seeds={"quick": quick_seeds, "full": full_seeds, "smoke": smoke_seeds}, threads=int(threads),
+                         summarize=summarize)
         if exp.name in paper.experiments:
             raise ValueError(f"{paper.slug} already has an experiment named {exp.name!r}")
         paper.experiments[exp.name] = exp
@@ -118,7 +172,7 @@ class _RecordingMetrics(dict):
 
 @dataclass
 class Verdict:
-    """The computed outcome of one claim: ``holds``, ``fails`` or ``error`` (with the message)."""
+    """The computed outcome of one claim: ``holds``, ``fails``, ``error`` (with the message) or ``not run``."""
 
     status: str
     measured: dict[str, float]

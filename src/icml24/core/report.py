@@ -8,12 +8,12 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from icml24.core.registry import Paper
+from icml24.core.registry import Experiment, Paper
 from icml24.core.store import RunRecord, Store
 from icml24.core.verdicts import ClaimResult, aggregate, canonical_records, evaluate_paper
 
-_BADGE = {"holds": "✅ holds", "fails": "❌ fails", "error": "⚠️ error"}
-_COLOR = {"holds": "#1a7f37", "fails": "#cf222e", "error": "#9a6700"}
+_BADGE = {"holds": "✅ holds", "fails": "❌ fails", "error": "⚠️ error", "not run": "… not run"}
+_COLOR = {"holds": "#1a7f37", "fails": "#cf222e", "error": "#9a6700", "not run": "#656d76"}
 
 
 def fmt(value: float) -> str:
@@ -25,6 +25,7 @@ def fmt(value: float) -> str:
 
 @dataclass
 class ExperimentSection:
+    experiment: Experiment
     name: str
     doc: str
     mode: str
@@ -48,16 +49,19 @@ def collect(papers: dict[str, Paper], store: Store, full: bool | None = None) ->
             mode, records = canonical_records(store, exp, full)
             ok = [r for r in records if r.status == "ok"]
             figures = [Path(f) for f in (ok[0].figures if ok else []) if Path(f).exists()]
-            experiments.append(ExperimentSection(exp.name, exp.doc.splitlines()[0] if exp.doc else "", mode,
+            experiments.append(ExperimentSection(exp, exp.name, exp.doc.splitlines()[0] if exp.doc else "", mode,
                                                  ok or records, figures))
         sections.append(PaperSection(paper, evaluate_paper(paper, store, full), experiments))
     return sections
 
 
-def metrics_rows(records: list[RunRecord]) -> list[tuple[str, str]]:
-    """(metric, 'mean ± std') rows over the seeds of one experiment."""
+def metrics_rows(records: list[RunRecord], exp: Experiment | None = None) -> list[tuple[str, str]]:
+    """(metric, 'mean ± std') rows over the seeds of one experiment, with its across-seed summary."""
     ok = [r for r in records if r.status == "ok"]
-    summary = aggregate(ok)
+    try:
+        summary = aggregate(ok, exp)
+    except Exception:  # a broken summarize shows as an error verdict; the table keeps the per-seed means
+        summary = aggregate(ok)
     rows = []
     for key, mean in summary.items():
         if key.endswith("_std") or key == "num_seeds":
@@ -68,7 +72,7 @@ def metrics_rows(records: list[RunRecord]) -> list[tuple[str, str]]:
 
 
 def measured_text(result: ClaimResult) -> str:
-    if result.verdict.status == "error":
+    if result.verdict.status in ("error", "not run"):
         return result.verdict.message
     return ", ".join(f"{k} = {fmt(v)}" for k, v in result.verdict.measured.items())
 
@@ -98,7 +102,7 @@ def write_report(papers: dict[str, Paper], store: Store, out: str | Path = "resu
 
 
 def _counts(sections: list[PaperSection]) -> dict[str, int]:
-    counts = {"holds": 0, "fails": 0, "error": 0}
+    counts = dict.fromkeys(_BADGE, 0)
     for section in sections:
         for result in section.claims:
             counts[result.verdict.status] += 1
@@ -111,7 +115,8 @@ def _markdown(sections: list[PaperSection], copied: dict[Path, str]) -> str:
         "# icml24 reproduction report",
         "",
         f"Generated {dt.datetime.now().strftime('%Y-%m-%d %H:%M')} from the results store. "
-        f"Claims: {counts['holds']} hold, {counts['fails']} fail, {counts['error']} error.",
+        f"Claims: {counts['holds']} hold, {counts['fails']} fail, {counts['error']} error, "
+        f"{counts['not run']} not run.",
         "",
         "| paper | claim | paper reports | we measured | verdict | mode | seeds | time (s) |",
         "|---|---|---|---|---|---|---|---|",
@@ -137,7 +142,7 @@ def _markdown(sections: list[PaperSection], copied: dict[Path, str]) -> str:
             lines.append(f"### {exp.name} ({exp.mode or 'not run'})")
             if exp.doc:
                 lines += ["", exp.doc]
-            rows = metrics_rows(exp.records)
+            rows = metrics_rows(exp.records, exp.experiment)
             errors = [r for r in exp.records if r.status == "error"]
             if rows:
                 seconds = sum(r.seconds for r in exp.records) / max(len(exp.records), 1)
@@ -170,7 +175,8 @@ def _html(sections: list[PaperSection], copied: dict[Path, str]) -> str:
         f"<p>Generated {esc(dt.datetime.now().strftime('%Y-%m-%d %H:%M'))}. Claims: "
         f"<span style='color:{_COLOR['holds']}'>{counts['holds']} hold</span>, "
         f"<span style='color:{_COLOR['fails']}'>{counts['fails']} fail</span>, "
-        f"<span style='color:{_COLOR['error']}'>{counts['error']} error</span>.</p>",
+        f"<span style='color:{_COLOR['error']}'>{counts['error']} error</span>, "
+        f"<span style='color:{_COLOR['not run']}'>{counts['not run']} not run</span>.</p>",
         "<table><tr><th>paper</th><th>claim</th><th>paper reports</th><th>we measured</th><th>verdict</th>"
         "<th>mode</th><th>seeds</th><th>time (s)</th></tr>",
     ]
@@ -199,7 +205,7 @@ def _html(sections: list[PaperSection], copied: dict[Path, str]) -> str:
             parts.append(f"<h3>{esc(exp.name)} <small>({esc(exp.mode or 'not run')})</small></h3>")
             if exp.doc:
                 parts.append(f"<p>{esc(exp.doc)}</p>")
-            rows = metrics_rows(exp.records)
+            rows = metrics_rows(exp.records, exp.experiment)
             errors = [r for r in exp.records if r.status == "error"]
             if rows:
                 seconds = sum(r.seconds for r in exp.records) / max(len(exp.records), 1)

@@ -1,32 +1,29 @@
-"""Runs experiments in-process, in a local process pool or as Ray tasks; only the driver writes the store."""
+"""Runs experiments in-process, in a local process pool or as Ray tasks; only the driver writes the store.
+
+Repetition is the runner's: an experiment computes one seed, and ``plan`` makes one task per
+(experiment, configuration, seed), so seeds spread over ``--jobs`` processes or a Ray cluster.
+"""
 
 from __future__ import annotations
 
-import ast
-import functools
-import hashlib
 import importlib
-import inspect
-import itertools
 import math
-import os
 import resource
 import time
 import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass
-from importlib import metadata
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from icml24.core.context import Context
+from icml24.core.context import Context, limit_threads
 from icml24.core.registry import Experiment, register_module
 from icml24.core.store import RunRecord, Store, config_hash
+from icml24.core.versioning import code_version, library_versions
 
 BACKENDS = ("inline", "local", "ray")
-_VERSIONED_PACKAGES = ("icml24", "numpy", "scipy", "torch", "torch_geometric", "scikit-learn")
 
 
 @dataclass(frozen=True)
@@ -38,72 +35,37 @@ class Task:
     experiment: str
     config: dict[str, Any]
     seed: int
-    full: bool
+    setting: str  # "quick", "full" or "smoke"
     code_version: str
     out_dir: str
     show_progress: bool = False
+
+    @property
+    def full(self) -> bool:
+        return self.setting == "full"
 
     @property
     def label(self) -> str:
         return f"{self.paper}:{self.experiment} seed={self.seed}"
 
 
-def code_version(exp: Experiment) -> str:
-    """The package version and a hash of the code an experiment runs.
-
-    The hash covers the experiment's module and every file of each ``icml24`` field package it imports
-    (``icml24.graph``, ``icml24.data``, ...; ``icml24.core`` aside): fixing a method reruns the papers that use it
-    instead of reporting results of the old code.
-    """
-    import icml24
-
-    module = inspect.getmodule(exp.fn)
-    path = getattr(module, "__file__", None)
-    digest = _source_digest(path) if path else hashlib.sha256(exp.fn.__module__.encode()).hexdigest()[:8]
-    return f"{icml24.__version__}+{digest}"
-
-
-@functools.cache
-def _source_digest(module_path: str) -> str:
-    import icml24
-
-    package_root = Path(icml24.__file__).parent
-    source = Path(module_path).read_text()
-    files = {Path(module_path)}
-    for subpackage in sorted(_imported_subpackages(source)):
-        folder = package_root / subpackage
-        files.update(folder.rglob("*.py") if folder.is_dir() else [folder.with_suffix(".py")])
-    sha = hashlib.sha256()
-    for file in sorted(f for f in files if f.exists()):
-        sha.update(file.name.encode())
-        sha.update(file.read_bytes())
-    return sha.hexdigest()[:8]
-
-
-def _imported_subpackages(source: str) -> set[str]:
-    """Top-level ``icml24`` subpackages named by the import statements of ``source`` (``core`` excluded)."""
-    names: list[str] = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.append(node.module)
-        elif isinstance(node, ast.Import):
-            names.extend(alias.name for alias in node.names)
-    parts = (name.split(".") for name in names)
-    return {p[1] for p in parts if len(p) > 1 and p[0] == "icml24" and p[1] != "core"}
-
-
-def plan(experiments: Iterable[Experiment], seeds: Iterable[int], full: bool = False,
+def plan(experiments: Iterable[Experiment], seeds: Iterable[int] | None = None, full: bool = False,
          grid: list[dict[str, Any]] | None = None, store_folder: str | Path = "results",
-         show_progress: bool = False) -> list[Task]:
-    """Expand experiments x configurations (``grid`` of overrides) x seeds into tasks."""
+         show_progress: bool = False, setting: str | None = None) -> list[Task]:
+    """Expand experiments x configurations (``grid`` of overrides) x seeds into one task each.
+
+    ``seeds=None`` uses each experiment's declared seeds for the setting (``quick={"seeds": 3}`` -> 0, 1, 2).
+    """
     tasks = []
     for exp in experiments:
         version = code_version(exp)
+        name = exp.setting(full, setting)
+        seed_list = list(seeds) if seeds is not None else exp.default_seeds(setting=name)
         for overrides in grid or [{}]:
-            config = exp.config(full=full, overrides=overrides)
-            for seed in seeds:
+            config = exp.config(overrides=overrides, setting=name)
+            for seed in seed_list:
                 out_dir = Path(store_folder) / "runs" / exp.paper.slug / exp.name / f"{config_hash(config)}-s{seed}"
-                tasks.append(Task(exp.fn.__module__, exp.paper.slug, exp.name, config, int(seed), full, version,
+                tasks.append(Task(exp.fn.__module__, exp.paper.slug, exp.name, config, int(seed), name, version,
                                   str(out_dir), show_progress))
     return tasks
 
@@ -114,11 +76,12 @@ def execute(task: Task) -> RunRecord:
     paper = register_module(module)
     exp = paper.experiments[task.experiment]
     ctx = Context(seed=task.seed, out_dir=task.out_dir, full=task.full, show_progress=task.show_progress)
-    record = RunRecord(task.paper, task.experiment, task.config, task.seed, task.code_version,
-                       "full" if task.full else "quick", "error", versions=_versions())
+    record = RunRecord(task.paper, task.experiment, task.config, task.seed, task.code_version, task.setting, "error",
+                       versions=library_versions())
     start = time.perf_counter()
     try:
-        metrics = exp(ctx, **task.config)
+        with limit_threads(exp.threads):  # declared on the experiment; 0 leaves the threads alone
+            metrics = exp(ctx, **task.config)
         record.metrics, problem = _clean_metrics(metrics)
         record.status = "error" if problem else "ok"
         record.error = problem
@@ -144,16 +107,6 @@ def _clean_metrics(metrics: Any) -> tuple[dict[str, float], str]:
             bad.append(f"{key}={number}")
         clean[str(key)] = number
     return clean, ("non-finite or non-numeric metrics: " + ", ".join(bad)) if bad else ""
-
-
-def _versions() -> dict[str, str]:
-    found = {"python": ".".join(map(str, os.sys.version_info[:3]))}
-    for name in _VERSIONED_PACKAGES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            pass
-    return found
 
 
 def _execute_dict(task: Task) -> dict[str, Any]:
@@ -204,18 +157,16 @@ def _run_pool(todo: list[Task], jobs: int, accept: Callable[[RunRecord], None]) 
 
 
 def _crashed(task: Task, exc: BaseException) -> RunRecord:
-    return RunRecord(task.paper, task.experiment, task.config, task.seed, task.code_version,
-                     "full" if task.full else "quick", "error", versions=_versions(),
+    return RunRecord(task.paper, task.experiment, task.config, task.seed, task.code_version, task.setting, "error",
+                     versions=library_versions(),
                      error=f"worker crashed: {type(exc).__name__}: {exc}")
 
 
 def _run_ray(todo: list[Task], jobs: int, address: str | None, accept: Callable[[RunRecord], None]) -> None:
     if not todo:
         return
-    try:
-        import ray
-    except ImportError:
-        raise ValueError("--backend ray needs Ray: pip install 'ray[default]'") from None
+    import ray  # a base dependency, imported only when a Ray run is asked for
+
     started_here = not ray.is_initialized()
     if started_here:
         if address:
@@ -237,56 +188,3 @@ def _run_ray(todo: list[Task], jobs: int, address: str | None, accept: Callable[
     finally:
         if started_here:
             ray.shutdown()
-
-
-def parse_seeds(text: str) -> list[int]:
-    """``"0-4"`` -> [0, 1, 2, 3, 4]; ``"1,3,7"`` -> [1, 3, 7]; ``"5"`` -> [5]."""
-    seeds: list[int] = []
-    try:
-        for part in text.split(","):
-            part = part.strip()
-            if "-" in part:
-                low, high = part.split("-", 1)
-                if int(low) > int(high):
-                    raise ValueError
-                seeds.extend(range(int(low), int(high) + 1))
-            elif part:
-                seeds.append(int(part))
-    except ValueError:
-        raise ValueError(f"--seeds {text!r} is not a seed list; write e.g. 0-4 or 0,2,5") from None
-    if not seeds or min(seeds) < 0:
-        raise ValueError(f"--seeds {text!r} names no seed; write e.g. 0-4 or 0,2,5")
-    return sorted(set(seeds))
-
-
-def parse_value(exp: Experiment, key: str, text: str) -> Any:
-    """Convert a ``--set`` value by the experiment's type hint, with a clear error."""
-    types = exp.parameters()
-    if key not in types:
-        raise ValueError(f"{exp.key} takes no parameter {key!r}; it takes: {', '.join(types) or 'none'}")
-    kind = types[key]
-    try:
-        if kind is bool:
-            lowered = text.strip().lower()
-            if lowered not in ("true", "false", "1", "0", "yes", "no"):
-                raise ValueError
-            return lowered in ("true", "1", "yes")
-        if kind in (int, float, str):
-            return kind(text)
-    except ValueError:
-        raise ValueError(f"--set {key}={text}: {exp.key} expects {kind.__name__} for {key}") from None
-    return text
-
-
-def parse_grid(exp: Experiment, assignments: list[str], allow_lists: bool) -> list[dict[str, Any]]:
-    """``["k=a,b", "m=1"]`` -> the grid of override dicts (lists only when ``allow_lists``)."""
-    axes: dict[str, list[Any]] = {}
-    for item in assignments:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"--set {item!r} must look like key=value")
-        key = key.strip()
-        values = value.split(",") if allow_lists else [value]
-        axes[key] = [parse_value(exp, key, v) for v in values]
-    keys = list(axes)
-    return [dict(zip(keys, combo)) for combo in itertools.product(*(axes[k] for k in keys))] or [{}]

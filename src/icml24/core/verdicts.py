@@ -1,14 +1,18 @@
-"""Claim verdicts computed from stored runs: metrics averaged over seeds, then each claim's check."""
+"""Claim verdicts computed from stored runs: metrics averaged over seeds (plus the experiment's across-seed
+summary), then each claim's check."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from icml24.core.registry import Claim, Experiment, Paper, Verdict
-from icml24.core.runner import code_version
-from icml24.core.store import RunRecord, Store
+from icml24.core.store import RunRecord, Store, config_hash
+from icml24.core.versioning import code_version
+
+NOT_RUN = "not run"
 
 
 @dataclass
@@ -38,10 +42,15 @@ class ClaimResult:
         }
 
 
-def aggregate(records: list[RunRecord]) -> dict[str, float]:
-    """Mean of each metric over runs, ``<key>_std`` beside it (unless the run reported one), and ``num_seeds``."""
+def aggregate(records: list[RunRecord], exp: Experiment | None = None) -> dict[str, float]:
+    """Mean of each metric over runs, ``<key>_std`` beside it (unless the run reported one), ``num_seeds``,
+    and the experiment's ``summarize`` of the per-seed metrics (its keys take precedence over the means).
+
+    A ``summarize`` that raises propagates: the caller reports it as an error verdict.
+    """
     if not records:
         return {}
+    records = sorted(records, key=lambda r: r.seed)
     keys = sorted(set().union(*(r.metrics for r in records)))
     summary: dict[str, float] = {}
     for key in keys:
@@ -50,6 +59,9 @@ def aggregate(records: list[RunRecord]) -> dict[str, float]:
         if f"{key}_std" not in keys and not key.endswith("_std"):
             summary[f"{key}_std"] = float(values.std(ddof=1)) if len(values) > 1 else 0.0
     summary["num_seeds"] = float(len(records))
+    if exp is not None and exp.summarize is not None:
+        across = exp.summarize([dict(r.metrics) for r in records])
+        summary.update({str(k): float(v) for k, v in across.items()})
     return summary
 
 
@@ -57,7 +69,6 @@ def canonical_records(store: Store, exp: Experiment, full: bool | None = None) -
     """Runs of ``exp`` at its own quick/full setting and the current code version.
 
     With ``full=None`` the full setting is used when it has stored runs, else the quick one.
-    Returns (mode, records) with successful runs first-class: errors only when no run succeeded.
     """
     version = code_version(exp)
     modes = [True, False] if full is None else [full]
@@ -70,17 +81,28 @@ def canonical_records(store: Store, exp: Experiment, full: bool | None = None) -
 
 
 def judge(paper: Paper, claim: Claim, records: list[RunRecord], mode: str) -> ClaimResult:
-    """The verdict of ``claim`` on ``records`` (successful runs; errors only when none succeeded)."""
+    """The verdict of ``claim`` on the runs of one configuration.
+
+    No runs: ``not run``. Any seed errored: ``error`` (a verdict never rests silently on the seeds that worked).
+    Otherwise the check on the aggregate of all seeds.
+    """
     ok = [r for r in records if r.status == "ok"]
-    if ok:
-        verdict = claim.evaluate(aggregate(ok))
-    elif records:
-        first_line = records[-1].error.splitlines()[0] if records[-1].error else "unknown error"
-        verdict = Verdict("error", {}, f"the experiment failed: {first_line}")
+    failed = [r for r in records if r.status != "ok"]
+    seconds = sum(r.seconds for r in records)
+    if not records:
+        return ClaimResult(paper, claim, Verdict(NOT_RUN, {}, "no stored run of the experiment"), mode)
+    if failed:
+        first = failed[0]
+        first_line = first.error.splitlines()[0] if first.error else "unknown error"
+        message = f"{len(failed)} of {len(records)} seed(s) failed (seed {first.seed}: {first_line})"
+        return ClaimResult(paper, claim, Verdict("error", {}, message), mode, len(ok), seconds, records)
+    try:
+        metrics = aggregate(ok, claim.experiment)
+    except Exception as exc:  # a broken summarize is reported, not raised
+        verdict = Verdict("error", {}, f"summarize failed: {type(exc).__name__}: {exc}")
     else:
-        verdict = Verdict("error", {}, "not run yet")
-    used = ok or records
-    return ClaimResult(paper, claim, verdict, mode, len(ok), sum(r.seconds for r in used), used)
+        verdict = claim.evaluate(metrics)
+    return ClaimResult(paper, claim, verdict, mode, len(ok), seconds, records)
 
 
 def evaluate_paper(paper: Paper, store: Store, full: bool | None = None) -> list[ClaimResult]:
@@ -95,3 +117,20 @@ def evaluate_paper(paper: Paper, store: Store, full: bool | None = None) -> list
 def claims_of(exp: Experiment) -> list[Claim]:
     """The claims that rest on ``exp``."""
     return [c for c in exp.paper.claims if c.experiment is exp]
+
+
+def claims_for_tasks(store: Store, tasks: Iterable, papers: dict[str, Paper]) -> list[ClaimResult]:
+    """Verdicts of the claims resting on each (experiment, configuration) group just run, over its seeds."""
+    groups: dict[tuple[str, str, str], list] = {}
+    for task in tasks:
+        groups.setdefault((task.paper, task.experiment, config_hash(task.config)), []).append(task)
+    results = []
+    for (slug, name, _), group in groups.items():
+        first = group[0]
+        exp = papers[slug].experiments[name]
+        seeds = {t.seed for t in group}
+        records = [r for r in store.records(slug, name, config=first.config, code_version=first.code_version)
+                   if r.seed in seeds]
+        for claim in claims_of(exp):
+            results.append(judge(exp.paper, claim, records, first.setting))
+    return results
