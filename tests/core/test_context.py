@@ -44,3 +44,14 @@ def test_limit_threads_restores():
     assert torch.get_num_threads() == before
     with Context.limit_threads(0):
         assert torch.get_num_threads() == before
+
+
+def test_seed_keys_give_independent_reproducible_streams():
+    ctx = Context(seed=3)
+    assert ctx.rng() is ctx.rng()
+    assert ctx.rng("a", 1).random() == Context(seed=3).rng("a", 1).random()
+    assert ctx.rng("a", 1).random() != ctx.rng("a", 2).random()
+    assert ctx.child_seed("cora") == Context(seed=3).child_seed("cora") != ctx.child_seed("citeseer")
+    assert ctx.child_seed(5) == Context(seed=3).child_seed(5) != Context(seed=4).child_seed(5)
+    with pytest.raises(TypeError, match="ints or strings"):
+        ctx.child_seed(1.5)

@@ -1,7 +1,7 @@
 import pytest
 
 from icml24.core import Paper, experiment
-from icml24.core.params import convert, parse_grid, parse_value
+from icml24.core.params import convert, parse_grid, parse_seeds, parse_value
 
 PAPER = Paper(slug="tmp-params", title="t")
 
@@ -37,3 +37,19 @@ def test_sweep_grid_separates_sequence_points_by_semicolon():
     assert {"rates": [1.0], "horizon": 20} in grid and len(grid) == 4
     (single,) = parse_grid(typed, ["rates=0.25,0.5"], allow_lists=False)
     assert single == {"rates": [0.25, 0.5]}
+
+
+def test_seed_lists_and_scalar_values(toy):
+    assert parse_seeds("0-3") == [0, 1, 2, 3]
+    assert parse_seeds("5,1,1") == [1, 5]
+    for bad in ("a-b", "3-1", "", "-1"):
+        with pytest.raises(ValueError, match="--seeds"):
+            parse_seeds(bad)
+    assert parse_value(toy.square, "x", "2.5") == 2.5
+    assert parse_value(toy.square, "noisy", "true") is True
+    with pytest.raises(ValueError, match="expects float"):
+        parse_value(toy.square, "x", "abc")
+    with pytest.raises(ValueError, match="expects int"):
+        parse_value(toy.square, "repeats", "1.5")
+    grid = parse_grid(toy.square, ["x=1,2", "label=u,v"], allow_lists=True)
+    assert len(grid) == 4 and {"x": 2.0, "label": "v"} in grid

@@ -1,3 +1,5 @@
+"""Planning (one task per seed), execution, backends, kill-and-resume."""
+
 import signal
 import sqlite3
 import subprocess
@@ -8,33 +10,12 @@ import pytest
 from toy_cli import command as toy_cli_command
 from toy_cli import env as toy_cli_env
 
-from icml24.core.params import parse_grid, parse_seeds, parse_value
+from icml24.core import Paper, experiment
 from icml24.core.runner import execute, plan, run_tasks
-from icml24.core.store import RunRecord, Store
-from icml24.core.verdicts import aggregate, evaluate_paper
+from icml24.core.store import Store
+from icml24.core.verdicts import evaluate_paper
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def test_store_roundtrip_and_replace(tmp_path):
-    store = Store(tmp_path / "s.sqlite")
-    record = RunRecord("p", "e", {"a": 1}, 0, "v1", "quick", "ok", {"m": 1.5}, 2.0, 10.0, {"numpy": "x"})
-    store.put(record)
-    store.put(record)  # same key: replaced, not duplicated
-    assert store.count() == 1
-    assert store.has_ok("p", "e", {"a": 1}, 0, "v1")
-    assert not store.has_ok("p", "e", {"a": 2}, 0, "v1")
-    (back,) = store.records("p")
-    assert back.metrics == {"m": 1.5} and back.config == {"a": 1}
-
-
-def test_store_rejects_folder_and_garbage(tmp_path):
-    with pytest.raises(ValueError, match="is a folder"):
-        Store(tmp_path)
-    junk = tmp_path / "junk.sqlite"
-    junk.write_bytes(b"not a database at all" * 100)
-    with pytest.raises(ValueError, match="not an icml24 results store"):
-        Store(junk)
 
 
 def test_execute_records_nan_and_crash_as_errors(toy, tmp_path):
@@ -57,28 +38,6 @@ def test_run_skips_stored_and_verdicts(toy, tmp_path):
     assert {r.experiment for r in again} == {"broken", "crash"}
     statuses = [r.verdict.status for r in evaluate_paper(toy.PAPER, store)]
     assert statuses == ["holds", "fails", "error", "error", "holds"]
-
-
-def test_aggregate_means_and_std():
-    records = [RunRecord("p", "e", {}, s, "v", "quick", "ok", {"m": float(s)}) for s in (1, 2, 3)]
-    summary = aggregate(records)
-    assert summary["m"] == 2.0 and summary["m_std"] == 1.0 and summary["num_seeds"] == 3.0
-
-
-def test_parsers(toy):
-    assert parse_seeds("0-3") == [0, 1, 2, 3]
-    assert parse_seeds("5,1,1") == [1, 5]
-    for bad in ("a-b", "3-1", "", "-1"):
-        with pytest.raises(ValueError, match="--seeds"):
-            parse_seeds(bad)
-    assert parse_value(toy.square, "x", "2.5") == 2.5
-    assert parse_value(toy.square, "noisy", "true") is True
-    with pytest.raises(ValueError, match="expects float"):
-        parse_value(toy.square, "x", "abc")
-    with pytest.raises(ValueError, match="expects int"):
-        parse_value(toy.square, "repeats", "1.5")
-    grid = parse_grid(toy.square, ["x=1,2", "label=u,v"], allow_lists=True)
-    assert len(grid) == 4 and {"x": 2.0, "label": "v"} in grid
 
 
 def test_process_pool_backend(toy, tmp_path):
@@ -124,10 +83,28 @@ def test_resume_after_sigkill(tmp_path):
     assert _count(db) == (8, 8)
 
 
-def test_code_version_covers_imported_field_packages(toy):
-    from icml24.core.versioning import _imported_subpackages, code_version
+def test_settings_declare_seeds_and_the_runner_plans_one_task_each(toy, tmp_path):
+    assert toy.coin.default_seeds() == [0, 1, 2]
+    assert toy.coin.default_seeds(setting="full") == [0, 1, 2]  # full inherits quick's count
+    assert toy.coin.default_seeds(setting="smoke") == [0, 1]
+    assert toy.square.default_seeds(full=True) == [0, 1]
+    assert [t.seed for t in plan([toy.coin], store_folder=tmp_path)] == [0, 1, 2]
+    assert [t.seed for t in plan([toy.coin], [4, 9], store_folder=tmp_path)] == [4, 9]  # --seeds overrides
+    assert "seeds" not in toy.coin.config()
 
-    source = "from icml24.graph import X\nimport icml24.data.graphs\nfrom icml24.core import Paper\nimport numpy\n"
-    assert _imported_subpackages(source) == {"graph", "data"}
-    assert code_version(toy.square) == code_version(toy.slow)  # same module, same code
-    assert code_version(toy.square).startswith("0.")
+
+def test_an_experiment_may_not_loop_over_its_own_seeds():
+    paper = Paper(slug="tmp-own-seeds", title="t")
+    with pytest.raises(ValueError, match="repetition is the runner's job"):
+        @experiment(paper, quick={"seeds": 3})
+        def looping(ctx, seeds: int = 3) -> dict[str, float]:
+            return {}
+    with pytest.raises(ValueError, match="positive int"):
+        @experiment(paper, quick={"seeds": 0})
+        def zero(ctx) -> dict[str, float]:
+            return {}
+
+
+def test_threads_are_set_by_the_runner(toy, tmp_path):
+    (task,) = plan([toy.coin], [0], store_folder=tmp_path)
+    assert execute(task).metrics["threads"] == 1.0
