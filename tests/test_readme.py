@@ -16,3 +16,13 @@ def test_readme_library_example_runs(capsys):
     exec(compile(code, "README.md", "exec"), {})
     accuracy = float(capsys.readouterr().out.split()[-1])
     assert accuracy > 0.8
+
+
+def test_paper_counts_are_generated_from_the_registry():
+    import subprocess
+    import sys
+
+    root = README.parent
+    proc = subprocess.run([sys.executable, str(root / "tools" / "sync_counts.py"), "--check"], capture_output=True,
+                          text=True, cwd=root)
+    assert proc.returncode == 0, proc.stderr
