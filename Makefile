@@ -28,7 +28,7 @@ bench: install
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 lint: install
-	$(BIN)/ruff check src tests $(wildcard benchmarks)
+	$(BIN)/ruff check src tests tools $(wildcard benchmarks)
 
 clean:
 	rm -rf $(VENV) results
