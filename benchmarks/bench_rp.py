@@ -17,8 +17,7 @@ import time
 import torch
 
 from icml24.data import planetoid
-from icml24.graph import GeneralizedRP, ResidualPropagation
-from icml24.graph.rp import normalize_features, normalized_adjacency
+from icml24.graph import GeneralizedRP, ResidualPropagation, normalize_features, normalized_adjacency
 
 SETTINGS = {"cora": {"lr": 10.0, "k": 3, "gamma": 1.0}, "citeseer": {"lr": 10.0, "k": 3, "gamma": 20.0}}
 

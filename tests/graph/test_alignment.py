@@ -8,6 +8,7 @@ import torch
 from torch import nn
 from torch_geometric.data import Data
 
+from icml24.graph import normalized_adjacency
 from icml24.graph.alignment import (
     AlignmentTracker,
     TwoLayerGCN,
@@ -16,7 +17,6 @@ from icml24.graph.alignment import (
     graph_kernel,
     track_gcn_alignment,
 )
-from icml24.graph.rp import normalized_adjacency
 
 
 def random_psd(n, rank, seed):
@@ -97,6 +97,10 @@ def test_graph_kernel_and_tracker():
     assert entry["ntk_graph"] == pytest.approx(1.0) and entry["share[a]"] == pytest.approx(1.0)
     assert "ntk_graph[b]" not in entry  # a constant block vanishes once centred
     assert tracker.as_arrays()["loss"].tolist() == [1.0]
+    other = random_psd(n, 3, 5) + torch.rand(n, n, dtype=torch.float64)  # not symmetric
+    entry = tracker.record(1, other)  # centred alignment without forming H K H
+    assert entry["ntk_graph"] == pytest.approx(centered_kernel_alignment(other, s4), rel=1e-10)
+    assert entry["ntk_label"] == pytest.approx(centered_kernel_alignment(other, y @ y.T), rel=1e-10)
 
 
 def test_track_gcn_alignment_on_tiny_graph():

@@ -7,13 +7,8 @@ import pytest
 import torch
 from torch_geometric.data import Data
 
-from icml24.graph.rp import (
-    GeneralizedRP,
-    ResidualPropagation,
-    normalize_features,
-    normalized_adjacency,
-    normalized_gaussian_kernel_matmul,
-)
+from icml24.graph import GeneralizedRP, ResidualPropagation, normalize_features, normalized_adjacency
+from icml24.graph.operators import normalized_gaussian_kernel_matmul
 
 
 def small_graph(n=14, num_classes=3, seed=0, isolated_val=False):

@@ -26,6 +26,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from .operators import normalize_features, normalized_adjacency
+
 __all__ = ["centered_kernel_alignment", "empirical_ntk", "graph_kernel", "TwoLayerGCN", "AlignmentTracker",
            "track_gcn_alignment"]
 
@@ -104,6 +106,7 @@ class TwoLayerGCN(nn.Module):
     r"""The GCN of the paper's alignment study: ``f(X) = S relu(S X W_1^T + b_1) W_2^T + b_2``.
 
     Propagation precedes each ``nn.Linear`` (as in the official code), so the biases are not propagated.
+    Kept apart from :class:`icml24.graph.nn.GCN` because :meth:`ntk` is the exact NTK of this parametrization.
 
     Args:
         operator (Tensor): ``S`` as a sparse or dense ``[n, n]`` tensor (float32).
@@ -184,12 +187,20 @@ class AlignmentTracker:
         self.history: list[dict[str, float]] = []
 
     def _alignments(self, kernel: torch.Tensor) -> tuple[float, float, float]:
-        centered = _center(kernel.to(torch.float64))
-        norm = float(centered.norm())
-        if norm == 0:
+        """``(A(K, graph), A(K, label), ||H K H||_F)`` without forming ``H K H`` (two passes over ``K``):
+        ``<H K H, R> = <K, R>`` for a centred ``R``, and ``||H K H||^2 = ||K||^2 - |K 1|^2 / n - |K^T 1|^2 / n
+        + (1^T K 1)^2 / n^2``."""
+        k = kernel.to(torch.float64).contiguous().view(-1)
+        n = kernel.shape[0]
+        square = k.view(n, n)
+        rows, cols = square.sum(dim=1), square.sum(dim=0)
+        raw = float(k @ k)
+        norm_sq = raw - float(rows @ rows) / n - float(cols @ cols) / n + float(rows.sum()) ** 2 / n**2
+        if norm_sq <= 1e-12 * raw:  # a constant kernel (zero once centred), up to rounding
             return math.nan, math.nan, 0.0
-        return (float((centered * self._graph).sum()) / (norm * self._graph_norm),
-                float((centered * self._label).sum()) / (norm * self._label_norm), norm)
+        norm = math.sqrt(norm_sq)
+        return (float(k @ self._graph.view(-1)) / (norm * self._graph_norm),
+                float(k @ self._label.view(-1)) / (norm * self._label_norm), norm)
 
     def record(self, step: int, ntk, **scalars: float) -> dict[str, float]:
         blocks = ntk if isinstance(ntk, dict) else {}
@@ -225,17 +236,14 @@ def track_gcn_alignment(data, steps: int = 2000, every: int = 200, hidden: int =
     training nodes, no dropout, as the official ``Visualization/main_realworld.py``. The NTK is the analytic
     one of :meth:`TwoLayerGCN.ntk` over all nodes, recorded at step 0 and every ``every`` steps, compared with
     ``S^4`` and ``Y Y^T`` (labels of all nodes). ``data``: a PyG ``Data`` with x, edge_index, y, train/test masks.
-    ``seed`` seeds torch's global generator just before the model is built (the official script's ``--seed 123``
-    gives its exact initialization); ``device`` runs training and the NTK there.
+    ``seed`` seeds the model's initialization as ``torch.manual_seed(seed)`` does just before the model is built
+    (the official script's ``--seed 123`` gives its exact initialization), inside ``fork_rng``: the caller's global
+    generator is left untouched. ``device`` runs training and the NTK there.
     """
-    from icml24.graph.operators import normalized_adjacency
-
     n = int(data.num_nodes)
     operator64 = normalized_adjacency(data.edge_index, n).to(device)
     operator = normalized_adjacency(data.edge_index, n, dtype=torch.float32).to(device)
-    x = torch.as_tensor(data.x, dtype=torch.float32).to(device)
-    x = x - x.min()
-    x = x / x.sum(dim=-1, keepdim=True).clamp(min=1.0)  # NormalizeFeatures, as the official loader
+    x = normalize_features(torch.as_tensor(data.x, dtype=torch.float32)).to(device)  # as the official loader
     sx = _mm(operator, x)
     y = torch.as_tensor(data.y).long().to(device)
     num_classes = int(y.max()) + 1

@@ -1,4 +1,9 @@
-"""Graph operators shared by propagation methods: GCN's normalized adjacency and the normalized feature kernel."""
+"""Graph operators and feature helpers shared by every graph method.
+
+GCN's operator ``S = D^{-1/2} (A + I) D^{-1/2}`` is defined here once, in two forms: the sparse matrix
+(:func:`normalized_adjacency`, for methods that reuse it, e.g. RP's ``S^k``) and its application by message passing
+(:func:`gcn_propagate`, for GNN layers on graphs that change every call, e.g. randomized smoothing).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,8 @@ import warnings
 
 import torch
 
-__all__ = ["normalized_adjacency", "normalize_features", "normalized_gaussian_kernel_matmul"]
+__all__ = ["gcn_propagate", "normalized_adjacency", "normalize_features", "normalized_gaussian_kernel_matmul",
+           "sparse_features"]
 
 
 def normalized_adjacency(edge_index: torch.Tensor, num_nodes: int, self_loops: bool = True,
@@ -45,6 +51,41 @@ def normalized_adjacency(edge_index: torch.Tensor, num_nodes: int, self_loops: b
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
         return torch.sparse_csr_tensor(crow, col, values, (num_nodes, num_nodes), check_invariants=False)
+
+
+def gcn_propagate(h: torch.Tensor, graph: torch.Tensor) -> torch.Tensor:
+    """``S h``: GCN's propagation of ``h [num_nodes, channels]`` over ``graph``.
+
+    ``graph`` is either an ``edge_index`` (integer ``[2, num_edges]`` listing every undirected edge in both directions,
+    without self-loops or duplicates: PyG's coalesced convention), propagated by message passing with the same ``S``
+    as :func:`normalized_adjacency` (tested equal) and no matrix built; or a propagation matrix ``[num_nodes,
+    num_nodes]`` (float, dense or sparse, e.g. :func:`normalized_adjacency` or GDEM's learned ``A'``), used as given.
+    """
+    if graph.is_floating_point():
+        return graph @ h
+    num_nodes = h.shape[0]
+    src, dst = graph
+    ones = torch.ones(dst.shape[0], dtype=h.dtype, device=h.device)
+    degree = torch.ones(num_nodes, dtype=h.dtype, device=h.device).index_add_(0, dst, ones)  # + 1: the self-loop
+    inv_sqrt = degree.rsqrt()
+    out = h * (inv_sqrt * inv_sqrt).unsqueeze(1)  # the self-loop term
+    weight = (inv_sqrt[src] * inv_sqrt[dst]).unsqueeze(1)
+    return out.index_add(0, dst, h[src] * weight)
+
+
+def sparse_features(x: torch.Tensor, max_density: float = 0.1) -> torch.Tensor:
+    """``x`` as a sparse CSR tensor when at most ``max_density`` of its entries are non-zero, else ``x`` unchanged.
+
+    Bag-of-words features are ~1% dense: a CSR first layer is several times cheaper than a dense or COO one, and
+    every model of :mod:`icml24.graph.nn` accepts it. A sparse COO input is converted to CSR.
+    """
+    if x.layout == torch.sparse_csr:
+        return x
+    if x.layout == torch.strided and (x.numel() == 0 or float((x != 0).float().mean()) > max_density):
+        return x
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
+        return x.to_sparse_csr()
 
 
 def normalize_features(x: torch.Tensor) -> torch.Tensor:

@@ -35,14 +35,12 @@ import warnings
 import numpy as np
 import torch
 
-from icml24.graph.operators import normalize_features, normalized_adjacency, normalized_gaussian_kernel_matmul
+from .operators import normalize_features, normalized_adjacency, normalized_gaussian_kernel_matmul
 
-__all__ = ["normalized_adjacency", "normalize_features", "normalized_gaussian_kernel_matmul", "ResidualPropagation",
-           "GeneralizedRP"]
+__all__ = ["ResidualPropagation", "GeneralizedRP"]
 
 _SOLVERS = ("auto", "spectral", "iterative")
 _SELECTIONS = ("first", "last")
-
 
 
 def _propagate(operator: torch.Tensor, z: torch.Tensor, k: int, alpha: float, lazy: bool) -> torch.Tensor:

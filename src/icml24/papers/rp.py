@@ -7,19 +7,30 @@ training on Cora (the paper's alignment figure); (3) CSBM graphs from strong het
 
 from __future__ import annotations
 
+import copy
+import re
 import time
-import warnings
 
 import numpy as np
 import torch
 from torch import nn
 
 from icml24.core import Claim, Paper, experiment
-from icml24.core.context import limit_threads
 from icml24.data import csbm, planetoid
-from icml24.graph import GeneralizedRP, ResidualPropagation, track_gcn_alignment
-from icml24.graph.alignment import centered_kernel_alignment, graph_kernel
-from icml24.graph.rp import normalize_features, normalized_adjacency
+from icml24.graph import (
+    GAT,
+    GCN,
+    MLP,
+    GeneralizedRP,
+    ResidualPropagation,
+    centered_kernel_alignment,
+    fit_node_classifier,
+    graph_kernel,
+    normalize_features,
+    normalized_adjacency,
+    sparse_features,
+    track_gcn_alignment,
+)
 
 PAPER = Paper(
     slug="rp",
@@ -38,34 +49,21 @@ PAPER = Paper(
         "on Cora with the exact analytic NTK, and sweep homophily on CSBM graphs."
     ),
     deviations=[
-        "PubMed (ind.pubmed.allx is not in the offline data) and the OGB and heterophilic benchmarks (downloads) are "
-        "not run; the accuracy claim covers Cora and CiteSeer only.",
-        "The baselines are PyG's GCN (hidden 16, dropout 0.5), GAT (8 heads x 8, dropout 0.6) and PyG's 2-layer MLP "
-        "(hidden 64, no normalization layer), Adam, 200 epochs, test accuracy at the best validation epoch, on "
-        "row-normalized features passed as a sparse tensor; the paper's GCN numbers come from its own pipeline. "
-        "Basic RP uses lr 1 and picks k from {2, 4, 8, 16} on "
-        "validation (the official run.sh has basic-RP settings for OGB only).",
-        "Alignment: the NTK is computed in closed form (TwoLayerGCN.ntk, tested equal to torch.func autodiff) with the "
-        "official summed-logit convention, biases included. With the official seed 123 (runner seed 0) and lr 0.01 "
-        "our run matches the full-graph curve of the official vector figure (Visualization/figs/alignment_cora.pdf) "
-        "point for point: A(NTK, S^4) / A(NTK, YY^T) / test accuracy = 0.038/0.028/14.4% at step 0, "
-        "0.011/0.008/17.6% at 2000, 0.026/0.085/51.8% at 6000, 0.051/0.199/69.9% at 12000 (figure: identical to 3 "
-        "digits). The figure's 10 other curves evaluate the NTK on graphs with 10-99% of the edges dropped; the "
-        "pre-study's small values (0.015-0.05) match the 99%-dropped curve's start and the dip every curve takes "
-        "in the first ~6000 steps; the rise to ~0.09 / ~0.40 needs ~30000 steps at lr 0.01.",
-        "The quick alignment setting trains with lr 0.1 for 1200 steps (the SGD 'time' of 12000 steps at lr 0.01; "
-        "the full setting is the official 50000 steps at lr 0.01, ~20 min on CPU). At lr 0.1 the alignments rise "
-        "faster (0.079 / 0.354 at step 1200) but test accuracy oscillates (~46% at the last step).",
-        "NTK parameter blocks: at initialization the first-layer bias block carries 99% of the centred NTK (a "
-        "degree-like kernel aligned with neither S^4 nor YY^T); during training the second-layer weight block (Gram "
-        "matrix of the propagated hidden features) takes over (~99%) and carries the alignment; the first-layer "
-        "weight block alone is aligned from the start (~0.47 / 0.32) but stays under 1% of the kernel.",
-        "Wall time: Generalized RP's whole fit (Gaussian kernel, O(n^2 d); all 20000 steps evaluated) is timed "
-        "against 200 epochs of the PyG GCN with per-epoch evaluation, both on CPU; the paper's speed-ups (12-14x per "
-        "step) are for basic RP on OGB, whose time we also report (cora_gcn_over_rp_basic_time).",
-        "CSBM: the lead's generator (5 classes, 1000 nodes quick / 2000 full, average degree 10, features "
-        "0.35 * mu_y + noise, 10% / 20% / 70% train / val / test) replaces the official make_classification-based "
-        "script; Generalized RP there uses k = 2, gamma = 1, raw features and lr = 1 / lambda_max(P_LL).",
+        "PubMed (not in the offline data), OGB and the heterophilic benchmarks (downloads) are not run; the accuracy "
+        "claim covers Cora and CiteSeer only.",
+        "The baselines are icml24.graph's GCN (hidden 16), GAT (8 heads x 8) and MLP (hidden 64) with the PyG "
+        "examples' settings (Adam, 200 epochs, test accuracy at the best validation epoch), not the paper's pipeline.",
+        "Basic RP uses lr 1 and picks k from {2, 4, 8, 16} on validation (the official run.sh has basic-RP settings "
+        "for OGB only).",
+        "The alignment study uses the exact analytic NTK of the official two-layer GCN (summed-logit convention, "
+        "biases included) instead of autodiff Jacobians.",
+        "The quick alignment setting trains with lr 0.1 for 1200 steps (the SGD 'time' of 12000 steps at lr 0.01); "
+        "the full setting is the official 50000 steps at lr 0.01.",
+        "The wall-time claim times Generalized RP's whole fit (an O(n^2 d) Gaussian kernel) against 200 GCN epochs "
+        "on CPU, while the paper's 12-14x speed-ups are for basic RP on OGB.",
+        "CSBM graphs come from our generator (5 classes, average degree 10, 10/20/70% split, features 0.35 * mu_y + "
+        "noise) instead of the official make_classification script, with Generalized RP at k = 2, gamma = 1, raw "
+        "features and lr = 1 / lambda_max(P_LL).",
     ],
 )
 
@@ -77,100 +75,28 @@ RP_SETTINGS = {
 BASIC_RP_K = (2, 4, 8, 16)
 
 
-# --------------------------------------------------------------------------- baselines (torch_geometric)
-class _InputDropout(nn.Module):
-    """Dropout of the input features that draws masks for the stored (non-zero) entries only.
-
-    Same distribution as ``F.dropout`` (zeros stay zero either way). Bag-of-words features are ~1% dense and
-    are passed as a sparse CSR tensor, which PyG's linear layers accept; this keeps a CPU epoch cheap.
-    """
-
-    def __init__(self, p: float):
-        super().__init__()
-        self.p = p
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not self.training or self.p == 0:
-            return x
-        if x.layout == torch.sparse_csr:
-            keep = (torch.rand(x.values().shape[0]) >= self.p).to(x.dtype) / (1.0 - self.p)
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
-                return torch.sparse_csr_tensor(x.crow_indices(), x.col_indices(), x.values() * keep, x.shape,
-                                               check_invariants=False)
-        return nn.functional.dropout(x, self.p, training=True)
+# --------------------------------------------------------------------------- baselines
+# the PyG examples' settings (gcn.py, gat.py; the MLP as PyG's MLP([d, 64, C])): model, Adam learning rate
+BASELINES = {
+    "gcn": (lambda d, c: GCN(d, c, hidden_channels=16, dropout=0.5), 0.01),
+    "gat": (lambda d, c: GAT(d, c, hidden_channels=64, heads=8, dropout=0.6), 0.005),
+    "mlp": (lambda d, c: MLP(d, c, hidden_channels=64, dropout=0.5, input_dropout=False), 0.01),
+}
 
 
-class _GCN(nn.Module):
-    def __init__(self, in_features: int, num_classes: int, hidden: int = 16, dropout: float = 0.5):
-        super().__init__()
-        from torch_geometric.nn import GCNConv
-
-        self.conv1, self.conv2 = GCNConv(in_features, hidden, cached=True), GCNConv(hidden, num_classes, cached=True)
-        self.dropout = dropout
-        self.input_dropout = _InputDropout(dropout)
-
-    def forward(self, x, edge_index):
-        x = self.input_dropout(x)
-        x = torch.relu(self.conv1(x, edge_index))
-        return self.conv2(nn.functional.dropout(x, self.dropout, self.training), edge_index)
+def train_baseline(kind: str, data, generator: torch.Generator, epochs: int) -> tuple[float, float]:
+    """Train a baseline full-batch (weight decay 5e-4); return (test accuracy at the best validation epoch, seconds)."""
+    build, lr = BASELINES[kind]
+    model = build(data.x.shape[1], int(data.y.max()) + 1)
+    fit = fit_node_classifier(model, data, epochs=epochs, lr=lr, weight_decay=5e-4, generator=generator)
+    return fit.test_acc, fit.seconds
 
 
-class _GAT(nn.Module):
-    def __init__(self, in_features: int, num_classes: int, hidden: int = 8, heads: int = 8, dropout: float = 0.6):
-        super().__init__()
-        from torch_geometric.nn import GATConv
-
-        self.conv1 = GATConv(in_features, hidden, heads=heads, dropout=dropout)
-        self.conv2 = GATConv(hidden * heads, num_classes, heads=1, concat=False, dropout=dropout)
-        self.dropout = dropout
-        self.input_dropout = _InputDropout(dropout)
-
-    def forward(self, x, edge_index):
-        x = self.input_dropout(x)
-        x = nn.functional.elu(self.conv1(x, edge_index))
-        return self.conv2(nn.functional.dropout(x, self.dropout, self.training), edge_index)
-
-
-class _MLP(nn.Module):
-    def __init__(self, in_features: int, num_classes: int, hidden: int = 64, dropout: float = 0.5):
-        super().__init__()
-        from torch_geometric.nn import MLP
-
-        self.mlp = MLP([in_features, hidden, num_classes], dropout=dropout, norm=None)
-
-    def forward(self, x, edge_index):
-        return self.mlp(x)
-
-
-_BASELINES = {"gcn": (_GCN, 0.01), "gat": (_GAT, 0.005), "mlp": (_MLP, 0.01)}  # model, Adam learning rate
-
-
-def train_baseline(kind: str, data, x: torch.Tensor, seed: int, epochs: int) -> tuple[float, float]:
-    """Train a PyG baseline full-batch; return (test accuracy at the best validation epoch, seconds)."""
-    model_class, lr = _BASELINES[kind]
-    torch.manual_seed(seed)
-    model = model_class(x.shape[1], int(data.y.max()) + 1)
-    if x.layout == torch.strided and float((x != 0).float().mean()) < 0.1:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
-            x = x.to_sparse_csr()  # sparse features: much cheaper first layer
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=5e-4)
-    y, train, val, test = data.y, data.train_mask, data.val_mask, data.test_mask
-    best_val, best_test = -1.0, 0.0
-    start = time.perf_counter()
-    for _ in range(epochs):
-        model.train()
-        optimizer.zero_grad()
-        nn.functional.cross_entropy(model(x, data.edge_index)[train], y[train]).backward()
-        optimizer.step()
-        model.eval()
-        with torch.no_grad():
-            predicted = model(x, data.edge_index).argmax(dim=1)
-        val_acc = float((predicted[val] == y[val]).float().mean())
-        if val_acc > best_val:
-            best_val, best_test = val_acc, float((predicted[test] == y[test]).float().mean())
-    return best_test, time.perf_counter() - start
+def _with_features(data, x: torch.Tensor):
+    """A shallow copy of ``data`` with features ``x`` (sparse CSR when mostly zero: a much cheaper first layer)."""
+    data = copy.copy(data)
+    data.x = sparse_features(x)
+    return data
 
 
 def _test_accuracy(predicted: torch.Tensor, data) -> float:
@@ -192,25 +118,40 @@ def _basic_rp(data, steps: int) -> tuple[float, float]:
 
 
 # --------------------------------------------------------------------------- experiment 1: accuracy
-@experiment(PAPER, quick={"datasets": "cora,citeseer", "seeds": 3, "epochs": 200},
-            full={"datasets": "cora,citeseer", "seeds": 10, "epochs": 200})
-def accuracy(ctx, datasets: str = "cora,citeseer", seeds: int = 3, epochs: int = 200,
-             rp_steps: int = 0, threads: int = 1) -> dict[str, float]:
-    """Generalized RP (official settings), basic RP, LP, MLP, GCN, GAT on Cora/CiteSeer: test accuracy and time."""
-    # every method gets the same thread count (default 1): oversubscribed threads on shared cores slowed the
-    # small sparse GCN epochs ~10x and made the RP/GCN time ratio depend on the machine's load
-    with limit_threads(threads):
-        return _accuracy(ctx, datasets, seeds, epochs, rp_steps)
+def _time_ratios(per_seed: list[dict[str, float]]) -> dict[str, float]:
+    """GCN over RP wall time as a ratio of the mean times over seeds (RP is deterministic, GCN's time varies)."""
+    names = [key.removesuffix("_gcn_seconds") for key in per_seed[0] if key.endswith("_gcn_seconds")]
+    out = {}
+    for name in names:
+        gcn = np.mean([m[f"{name}_gcn_seconds"] for m in per_seed])
+        for rp, key in (("rp", "gcn_over_rp_time"), ("rp_basic", "gcn_over_rp_basic_time")):
+            out[f"{name}_{key}"] = float(gcn / np.mean([m[f"{name}_{rp}_seconds"] for m in per_seed]))
+    return out
 
 
-def _accuracy(ctx, datasets: str, seeds: int, epochs: int, rp_steps: int) -> dict[str, float]:
+@experiment(PAPER, quick={"datasets": ["cora", "citeseer"], "epochs": 200, "seeds": 3},
+            full={"datasets": ["cora", "citeseer"], "epochs": 200, "seeds": 10},
+            smoke={"datasets": ["cora", "citeseer"], "epochs": 3, "rp_steps": 30}, threads=1,
+            summarize=_time_ratios)
+def accuracy(ctx, datasets: list[str] = ("cora", "citeseer"), epochs: int = 200,
+             rp_steps: int = 0) -> dict[str, float]:
+    """Generalized RP (official settings), basic RP, LP, MLP, GCN, GAT on Cora/CiteSeer: test accuracy and time.
+
+    One seed trains each baseline once (``ctx.torch_generator(dataset, baseline)``); RP and LP are deterministic
+    and rerun (and timed) on every seed. The time claim reads the ratio of the mean times over seeds. Every
+    method runs on one thread (declared on the experiment): oversubscribed threads on shared cores slowed the
+    small sparse GCN epochs ~10x and made the RP/GCN time ratio depend on the machine's load.
+    ``rp_steps > 0`` replaces the official RP step counts (smoke runs only).
+
+    Measured before the runner took over repetition (quick, the baselines' mean over 3 internal seeds, PyG's
+    GCNConv/GATConv/MLP): Cora RP 82.7 vs GCN 81.6, CiteSeer 72.7 vs 70.2; GCN/RP time 0.84 on Cora.
+    """
     metrics: dict[str, float] = {}
-    names = [name.strip().lower() for name in datasets.split(",") if name.strip()]
+    names = [name.strip().lower() for name in datasets if name.strip()]
     for name in names:
         data = planetoid(name)
-        x = normalize_features(data.x)
         settings = dict(RP_SETTINGS[name])
-        if rp_steps > 0:  # for smoke tests only
+        if rp_steps > 0:
             settings["steps"] = rp_steps
         start = time.perf_counter()
         rp = GeneralizedRP(**settings).fit(data)
@@ -222,13 +163,10 @@ def _accuracy(ctx, datasets: str, seeds: int, epochs: int, rp_steps: int) -> dic
         metrics[f"{name}_rp_basic_seconds"] = time.perf_counter() - start  # all four k, with the selection
         metrics[f"{name}_rp_basic_acc"], metrics[f"{name}_rp_basic_k"] = basic_acc, basic_k
         metrics[f"{name}_lp_acc"] = _label_propagation(data)
-        for kind in _BASELINES:
-            runs = [train_baseline(kind, data, x, ctx.child_seed(i), epochs)
-                    for i in ctx.progress(range(seeds), description=f"{name} {kind}", total=seeds)]
-            accuracies, seconds = np.array([r[0] for r in runs]), np.array([r[1] for r in runs])
-            metrics[f"{name}_{kind}_acc"] = float(accuracies.mean())
-            metrics[f"{name}_{kind}_acc_std"] = float(accuracies.std())
-            metrics[f"{name}_{kind}_seconds"] = float(seconds.mean())
+        baseline_data = _with_features(data, normalize_features(data.x))
+        for kind in BASELINES:
+            acc, seconds = train_baseline(kind, baseline_data, ctx.torch_generator(name, kind), epochs)
+            metrics[f"{name}_{kind}_acc"], metrics[f"{name}_{kind}_seconds"] = acc, seconds
         metrics[f"{name}_gcn_over_rp_time"] = metrics[f"{name}_gcn_seconds"] / metrics[f"{name}_rp_seconds"]
         metrics[f"{name}_gcn_over_rp_basic_time"] = metrics[f"{name}_gcn_seconds"] / metrics[f"{name}_rp_basic_seconds"]
         if name == names[0]:
@@ -264,15 +202,37 @@ def _accuracy_figure(metrics: dict[str, float], names: list[str]):
 
 
 # --------------------------------------------------------------------------- experiment 2: NTK alignment
+# The official script's --seed 123 (Visualization/main_realworld.py), for runner seed 0: with it our initialization is
+# the official one and the curve matches the official figure; other runner seeds draw ctx.child_seed("init").
+OFFICIAL_SEEDS = {0: 123}
+
+
 @experiment(PAPER, quick={"steps": 1200, "every": 200, "lr": 0.1},
-            full={"steps": 50000, "every": 2000, "lr": 0.01})
-def alignment(ctx, steps: int = 1200, every: int = 200, lr: float = 0.1, convention: str = "summed",
-              base_seed: int = 123, threads: int = 1) -> dict[str, float]:
-    """Alignment of the GCN's NTK with S^4 and YY^T during training on Cora, and A(S^4, YY^T)."""
+            full={"steps": 50000, "every": 2000, "lr": 0.01},
+            smoke={"steps": 4, "every": 2, "lr": 0.01}, threads=1)
+def alignment(ctx, steps: int = 1200, every: int = 200, lr: float = 0.1,
+              convention: str = "summed") -> dict[str, float]:
+    """Alignment of the GCN's NTK with S^4 and YY^T during training on Cora, and A(S^4, YY^T).
+
+    The model's initialization seed is the official one for runner seed 0 (``OFFICIAL_SEEDS``, a fixed mapping
+    rather than an offset, so that seed 0 reproduces the official figure and every other seed is an independent
+    ``ctx.child_seed("init")``); training itself is deterministic full-batch SGD.
+
+    Measured: with the official seed and lr 0.01 our run matches the full-graph curve of the official vector
+    figure (Visualization/figs/alignment_cora.pdf) point for point: A(NTK, S^4) / A(NTK, YY^T) / test accuracy =
+    0.038/0.028/14.4% at step 0, 0.011/0.008/17.6% at 2000, 0.026/0.085/51.8% at 6000, 0.051/0.199/69.9% at 12000.
+    The figure's 10 other curves evaluate the NTK on graphs with 10-99% of the edges dropped; the pre-study's small
+    values (0.015-0.05) match the 99%-dropped curve's start and the dip every curve takes in the first ~6000
+    steps; the rise to ~0.09 / ~0.40 needs ~30000 steps at lr 0.01. At the quick setting's lr 0.1 the alignments
+    rise faster (0.079 / 0.354 at step 1200) but test accuracy oscillates (~46% at the last step).
+    NTK parameter blocks: at initialization the first-layer bias block carries 99% of the centred NTK (a
+    degree-like kernel aligned with neither S^4 nor YY^T); during training the second-layer weight block (Gram
+    matrix of the propagated hidden features) takes over (~99%) and carries the alignment; the first-layer weight
+    block alone is aligned from the start (~0.47 / 0.32) but stays under 1% of the kernel.
+    """
     data = planetoid("cora")
-    with limit_threads(threads):
-        tracker = track_gcn_alignment(data, steps=steps, every=every, lr=lr, convention=convention,
-                                      seed=base_seed + ctx.seed)
+    seed = OFFICIAL_SEEDS[ctx.seed] if ctx.seed in OFFICIAL_SEEDS else ctx.child_seed("init")
+    tracker = track_gcn_alignment(data, steps=steps, every=every, lr=lr, convention=convention, seed=seed)
     curves = tracker.as_arrays()
     metrics = {
         "align_s4_y": tracker.graph_label_alignment,
@@ -313,45 +273,59 @@ def _alignment_figure(curves: dict[str, np.ndarray], reference: float):
 
 
 # --------------------------------------------------------------------------- experiment 3: heterophily (CSBM)
-@experiment(PAPER, quick={"num_nodes": 1000, "seeds": 2}, full={"num_nodes": 2000, "seeds": 10})
-def heterophily(ctx, homophily: str = "0.1,0.3,0.5,0.7,0.9", num_nodes: int = 1000, seeds: int = 2,
-                num_classes: int = 5, feature_signal: float = 0.35, epochs: int = 200,
-                rp_steps: int = 1000, threads: int = 1) -> dict[str, float]:
-    """CSBM from heterophily to homophily: accuracy of Generalized RP, GCN, MLP and A(S^4, YY^T)."""
-    with limit_threads(threads):
-        return _heterophily(ctx, homophily, num_nodes, seeds, num_classes, feature_signal, epochs, rp_steps)
+def _homophily_levels(metrics: dict[str, float]) -> list[float]:
+    return sorted(float(match[1]) for key in metrics if (match := re.fullmatch(r"rp_h(.+)", key)))
 
 
-def _heterophily(ctx, homophily: str, num_nodes: int, seeds: int, num_classes: int, feature_signal: float,
-                 epochs: int, rp_steps: int) -> dict[str, float]:
-    levels = [float(h) for h in homophily.split(",")]
-    results = {key: np.zeros((len(levels), seeds)) for key in ("rp", "gcn", "mlp", "align")}
-    for j in ctx.progress(range(seeds), description="CSBM seeds", total=seeds):
-        graph_seed = ctx.child_seed(j)
-        for i, level in enumerate(levels):
-            # one seed per repetition: the same labels and features at every homophily, only the edges change
-            data = csbm(num_nodes=num_nodes, num_features=100, num_classes=num_classes, homophily=level,
-                        feature_signal=feature_signal, seed=graph_seed, avg_degree=10.0, split=(0.1, 0.2))
-            probe = GeneralizedRP(steps=1, lr=1.0, k=2, gamma=1.0, normalize=False).fit(data)
-            rp = GeneralizedRP(steps=rp_steps, lr=1.0 / probe.lambda_max_, k=2, gamma=1.0, normalize=False).fit(data)
-            results["rp"][i, j] = _test_accuracy(rp.predict(), data)
-            results["gcn"][i, j] = train_baseline("gcn", data, data.x, graph_seed, epochs)[0]
-            results["mlp"][i, j] = train_baseline("mlp", data, data.x, graph_seed, epochs)[0]
-            onehot = nn.functional.one_hot(data.y, num_classes).double()
-            operator = normalized_adjacency(data.edge_index, num_nodes)
-            results["align"][i, j] = centered_kernel_alignment(graph_kernel(operator, 4), onehot @ onehot.T)
-    means = {key: values.mean(axis=1) for key, values in results.items()}
-    metrics: dict[str, float] = {}
-    for i, level in enumerate(levels):
-        for key in results:
-            metrics[f"{key}_h{level:g}"] = float(means[key][i])
+def _homophily_trends(means: dict[str, np.ndarray], levels: list[float]) -> dict[str, float]:
+    """Trend metrics of accuracy/alignment curves over the homophily levels."""
     gap = means["rp"] - means["mlp"]
-    metrics["rp_mlp_gap_low"], metrics["rp_mlp_gap_high"] = float(gap[0]), float(gap[-1])
+    metrics = {"rp_mlp_gap_low": float(gap[0]), "rp_mlp_gap_high": float(gap[-1]),
+               "gap_vs_homophily_spearman": _spearman(np.array(levels), gap),
+               "mlp_range": float(means["mlp"].max() - means["mlp"].min())}
     for key in ("rp", "gcn", "mlp", "align"):
         metrics[f"{key}_vs_homophily_spearman"] = _spearman(np.array(levels), means[key])
-    metrics["gap_vs_homophily_spearman"] = _spearman(np.array(levels), gap)
-    metrics["mlp_range"] = float(means["mlp"].max() - means["mlp"].min())
-    ctx.figure("csbm_homophily", _homophily_figure(levels, means))
+    return metrics
+
+
+def _mean_curves(per_seed: list[dict[str, float]]) -> dict[str, float]:
+    """The trends of the mean curves over seeds (as the paper's figure): rank correlations, gaps and the MLP's range."""
+    levels = _homophily_levels(per_seed[0])
+    means = {key: np.array([np.mean([m[f"{key}_h{level:g}"] for m in per_seed]) for level in levels])
+             for key in ("rp", "gcn", "mlp", "align")}
+    return _homophily_trends(means, levels)
+
+
+@experiment(PAPER, quick={"num_nodes": 1000, "seeds": 2}, full={"num_nodes": 2000, "seeds": 10},
+            smoke={"homophily": [0.2, 0.8], "num_nodes": 150, "epochs": 3, "rp_steps": 20}, threads=1,
+            summarize=_mean_curves)
+def heterophily(ctx, homophily: list[float] = (0.1, 0.3, 0.5, 0.7, 0.9), num_nodes: int = 1000,
+                num_classes: int = 5, feature_signal: float = 0.35, epochs: int = 200,
+                rp_steps: int = 1000) -> dict[str, float]:
+    """CSBM from heterophily to homophily: accuracy of Generalized RP, GCN, MLP and A(S^4, YY^T).
+
+    One seed draws one set of labels and features (``ctx.child_seed("csbm")``) shared by every homophily level,
+    whose graphs differ only in their edges. The claims read the trends of the mean curves over seeds (the
+    summary); each seed also reports its own trends.
+    """
+    levels = sorted(float(h) for h in homophily)
+    graph_seed = ctx.child_seed("csbm")
+    curves = {key: np.zeros(len(levels)) for key in ("rp", "gcn", "mlp", "align")}
+    for i, level in enumerate(ctx.progress(levels, description="CSBM homophily", total=len(levels))):
+        data = csbm(num_nodes=num_nodes, num_features=100, num_classes=num_classes, homophily=level,
+                    feature_signal=feature_signal, seed=graph_seed, avg_degree=10.0, split=(0.1, 0.2))
+        probe = GeneralizedRP(steps=1, lr=1.0, k=2, gamma=1.0, normalize=False).fit(data)
+        rp = GeneralizedRP(steps=rp_steps, lr=1.0 / probe.lambda_max_, k=2, gamma=1.0, normalize=False).fit(data)
+        curves["rp"][i] = _test_accuracy(rp.predict(), data)
+        baseline_data = _with_features(data, data.x)
+        curves["gcn"][i] = train_baseline("gcn", baseline_data, ctx.torch_generator("gcn", i), epochs)[0]
+        curves["mlp"][i] = train_baseline("mlp", baseline_data, ctx.torch_generator("mlp", i), epochs)[0]
+        onehot = nn.functional.one_hot(data.y, num_classes).double()
+        operator = normalized_adjacency(data.edge_index, num_nodes)
+        curves["align"][i] = centered_kernel_alignment(graph_kernel(operator, 4), onehot @ onehot.T)
+    metrics = {f"{key}_h{level:g}": float(curves[key][i]) for i, level in enumerate(levels) for key in curves}
+    metrics.update(_homophily_trends(curves, levels))
+    ctx.figure("csbm_homophily", _homophily_figure(levels, curves))
     return metrics
 
 

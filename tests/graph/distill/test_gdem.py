@@ -15,7 +15,7 @@ def graph():
 
 def small_gdem(**kw):
     params = dict(reduction_rate=0.5, eigen_k=12, ratio=0.75, epochs=40, epochs_u=3, epochs_x=2, mlp_epochs=20,
-                  init_epochs=20, hidden=16, cache=False, seed=0)
+                  init_epochs=20, hidden=16, seed=0)
     params.update(kw)
     return GDEM(**params)
 

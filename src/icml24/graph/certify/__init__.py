@@ -7,9 +7,9 @@
 - ``bruteforce``: exhaustive attacks on tiny graphs to test soundness.
 """
 
+from ..nn import GAT, GCN  # the base classifiers, re-exported for compatibility
 from .bruteforce import attack_all_injections, bqclp_optimum, enumerate_injections, exact_smoothed_probabilities
 from .collective import CollectiveCertificate, LPSolution, flip_weights, lp1, lp2, lp2_reduced, path_costs
-from .models import GAT, GCN
 from .samplewise import disconnection_probability, samplewise_certified, samplewise_radius
 from .smoothing import NodeAwareSmoothing, clopper_pearson, smoothed_votes, top_two, train_under_smoothing
 

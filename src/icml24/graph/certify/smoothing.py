@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from scipy import stats
 from torch import Tensor, nn
 
-from .models import make_model
+from ..._validation import check_fitted
+from ..nn import GAT, GCN
+from ..operators import sparse_features
+from ..training import fit_node_classifier, forked_rng
 
 
 def clopper_pearson(count_top, count_runner_up, num_samples: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -139,46 +141,31 @@ def train_under_smoothing(model: nn.Module, x: Tensor, edge_index: Tensor, y: Te
                           p_e: float, p_n: float, epochs: int = 1000, lr: float = 1e-3, weight_decay: float = 1e-3,
                           patience: int = 30, eval_every: int = 10,
                           generator: torch.Generator | None = None) -> dict[str, float]:
-    """Train ``model`` on a fresh perturbed graph ``φ(G)`` every epoch (Adam, NLL on ``train_idx``).
+    """Train ``model`` on a fresh perturbed graph ``φ(G)`` every epoch (Adam, cross-entropy on ``train_idx``).
 
     Every ``eval_every`` epochs the accuracy on ``val_idx`` under one perturbed graph is measured; the best
     state is kept and training stops after ``patience`` evaluations without improvement (as the official code).
+    The parameters are redrawn from ``generator`` first (see :func:`~icml24.graph.training.fit_node_classifier`).
     Returns ``{"epochs": ..., "best_val_acc": ...}``.
     """
-    train_idx = torch.as_tensor(train_idx, dtype=torch.long)
-    val_idx = torch.as_tensor(val_idx, dtype=torch.long)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    from torch_geometric.data import Data
+
     num_nodes = x.shape[0]
-    best_acc, best_state, stale, epoch = -1.0, None, 0, 0
-    for epoch in range(1, epochs + 1):
-        model.train()
-        optimizer.zero_grad()
-        out = model(x, perturb(edge_index, num_nodes, p_e, p_n, generator))
-        F.nll_loss(out[train_idx], y[train_idx]).backward()
-        optimizer.step()
-        if epoch % eval_every == 0 or epoch == epochs:
-            model.eval()
-            with torch.no_grad():
-                out = model(x, perturb(edge_index, num_nodes, p_e, p_n, generator))
-            acc = float((out[val_idx].argmax(1) == y[val_idx]).float().mean())
-            if acc > best_acc:
-                best_acc, stale = acc, 0
-                best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-            else:
-                stale += 1
-                if stale > patience:
-                    break
-    if best_state is not None:
-        model.load_state_dict(best_state)
-    model.eval()
-    return {"epochs": float(epoch), "best_val_acc": best_acc}
+    fit = fit_node_classifier(
+        model, Data(x=x, edge_index=edge_index, y=y), epochs=epochs, lr=lr, weight_decay=weight_decay,
+        patience=patience, generator=generator, train=train_idx, val=val_idx, eval_every=eval_every,
+        perturb=lambda graph, gen: perturb(graph, num_nodes, p_e, p_n, gen))
+    return {"epochs": float(fit.epochs), "best_val_acc": fit.val_acc}
 
 
-def _maybe_sparse(x: Tensor) -> Tensor:
-    """Sparse COO copy of mostly-zero features (the GCN multiplies them sparsely), else ``x`` itself."""
-    if x.is_sparse or x.numel() == 0 or float((x != 0).float().mean()) > 0.1:
-        return x
-    return x.to_sparse()
+def _base_model(name: str, in_channels: int, out_channels: int, hidden_channels: int, dropout: float) -> nn.Module:
+    """``"gcn"`` (hidden-layer dropout only, as Lai et al.) or ``"gat"`` -> a fresh base classifier."""
+    name = name.lower()
+    if name == "gcn":
+        return GCN(in_channels, out_channels, hidden_channels, dropout, input_dropout=False)
+    if name == "gat":
+        return GAT(in_channels, out_channels, hidden_channels, dropout=dropout)
+    raise ValueError(f"unknown base model {name!r}; expected 'gcn' or 'gat'")
 
 
 class NodeAwareSmoothing:
@@ -198,7 +185,8 @@ class NodeAwareSmoothing:
         num_samples (int, default 100_000): Monte Carlo samples N.
         batch_size (int, default 1000): perturbed graphs per forward pass.
         alpha (float, default 2 * 0.01 / 7): Clopper–Pearson level (the official value).
-        seed (int, default 0): seeds initialisation, training noise and sampling.
+        seed (int, default 0): seeds initialisation, training noise and sampling (torch's global generator is
+            left untouched).
     """
 
     def __init__(self, p_e: float = 0.9, p_n: float = 0.8, model: str = "gcn", hidden_channels: int = 64,
@@ -215,21 +203,20 @@ class NodeAwareSmoothing:
         for name in ("x", "edge_index", "y"):
             if getattr(data, name, None) is None:
                 raise ValueError(f"data needs a '{name}' attribute (a torch_geometric Data with x, edge_index, y)")
-        torch.manual_seed(self.seed)
         num_classes = int(data.y.max()) + 1
-        x = _maybe_sparse(data.x)
-        self.model_ = make_model(self.model, data.x.shape[1], num_classes, self.hidden_channels, self.dropout)
+        generator = torch.Generator().manual_seed(self.seed)
+        with forked_rng():  # building the model must not advance torch's global generator; fit redraws it
+            self.model_ = _base_model(self.model, data.x.shape[1], num_classes, self.hidden_channels, self.dropout)
         self.training_ = train_under_smoothing(
-            self.model_, x, data.edge_index, data.y, train_idx, val_idx, self.p_e, self.p_n, self.epochs,
-            self.lr, self.weight_decay, self.patience, generator=torch.Generator().manual_seed(self.seed))
+            self.model_, sparse_features(data.x), data.edge_index, data.y, train_idx, val_idx, self.p_e, self.p_n,
+            self.epochs, self.lr, self.weight_decay, self.patience, generator=generator)
         self.num_classes_ = num_classes
         return self
 
     def votes(self, data) -> np.ndarray:
         """Vote counts ``[num_nodes, num_classes]`` over ``num_samples`` perturbed graphs (sets ``counts_``)."""
-        if not hasattr(self, "model_"):
-            raise ValueError("call fit(data, train_idx, val_idx) before votes(data)")
-        counts = smoothed_votes(self.model_, _maybe_sparse(data.x), data.edge_index, self.p_e, self.p_n,
+        check_fitted(self, "model_")
+        counts = smoothed_votes(self.model_, sparse_features(data.x), data.edge_index, self.p_e, self.p_n,
                                 self.num_samples, self.num_classes_, self.batch_size,
                                 torch.Generator().manual_seed(self.seed + 1))
         self.counts_ = counts.numpy()
@@ -237,11 +224,15 @@ class NodeAwareSmoothing:
 
     def predict(self, data=None) -> np.ndarray:
         """Smoothed prediction (most-voted class) per node."""
+        if data is None:
+            check_fitted(self, "counts_")
         counts = self.counts_ if data is None else self.votes(data)
         return top_two(counts)[0][:, 0]
 
     def bounds(self, counts=None) -> tuple[np.ndarray, np.ndarray]:
         """Clopper–Pearson ``(p̲_A, p̄_B)`` per node from the vote counts."""
+        if counts is None:
+            check_fitted(self, "counts_")
         _, count_top, count_runner_up = top_two(self.counts_ if counts is None else counts)
         return clopper_pearson(count_top, count_runner_up, self.num_samples, self.alpha)
 

@@ -52,7 +52,8 @@ class GDEM:
             nodes of the same class drawn from *non-training* nodes (uses their labels); default ``False``
             averages the training nodes inside the LCC only.
         seed (int): seeds the SBM, the feature initialization and the top-up sampling (default 0).
-        cache (bool or path): eigenpair cache (see :func:`~icml24.graph.distill.spectral.laplacian_eigenpairs`).
+        cache_dir (str or path, optional): a folder to cache the eigenpairs in across processes (default ``None``:
+            only this process's memory; nothing is written). See :func:`~icml24.graph.distill.laplacian_eigenpairs`.
         device (str): torch device of the alternating optimization (default ``"cpu"``); the initialization
             runs on the CPU and the outputs are returned on the CPU.
 
@@ -71,7 +72,7 @@ class GDEM:
                  lr_eigenvectors: float = 5e-4, lr_features: float = 5e-4, init_epochs: int = 200,
                  init_lr: float = 0.005, init_weight_decay: float = 0.05, mlp_epochs: int = 100, mlp_lr: float = 0.05,
                  mlp_weight_decay: float = 5e-4, mlp_dropout: float = 0.0, hidden: int = 256,
-                 use_non_train_labels: bool = False, seed: int = 0, cache: bool | str = True,
+                 use_non_train_labels: bool = False, seed: int = 0, cache_dir: str | None = None,
                  device: str = "cpu"):
         self.reduction_rate, self.eigen_k, self.ratio = reduction_rate, eigen_k, ratio
         self.alpha, self.beta, self.gamma = alpha, beta, gamma
@@ -80,7 +81,7 @@ class GDEM:
         self.init_epochs, self.init_lr, self.init_weight_decay = init_epochs, init_lr, init_weight_decay
         self.mlp_epochs, self.mlp_lr, self.mlp_weight_decay = mlp_epochs, mlp_lr, mlp_weight_decay
         self.mlp_dropout, self.hidden = mlp_dropout, hidden
-        self.use_non_train_labels, self.seed, self.cache = use_non_train_labels, seed, cache
+        self.use_non_train_labels, self.seed, self.cache_dir = use_non_train_labels, seed, cache_dir
         self.device = device
 
     def __repr__(self) -> str:
@@ -131,7 +132,7 @@ class GDEM:
         k1 = math.ceil(k * self.ratio)
         start = time.perf_counter()
         spectrum = laplacian_eigenpairs(data.edge_index, data.num_nodes, num_smallest=k1, num_largest=k - k1,
-                                        cache=self.cache)
+                                        cache_dir=self.cache_dir)
         self.eigen_seconds_ = spectrum.seconds  # of the decomposition, whenever it ran (cached or not)
         self.eigen_wall_seconds_ = time.perf_counter() - start  # spent in this call (about 0 when cached)
         values, vectors = select_eigenpairs(spectrum, k, self.ratio)

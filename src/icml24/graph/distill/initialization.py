@@ -14,7 +14,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .models import MLP
+from ..nn import MLP
+from ..operators import sparse_features
 
 
 def synthetic_label_counts(train_labels: torch.Tensor | np.ndarray, reduction_rate: float,
@@ -62,16 +63,18 @@ def train_feature_mlp(x_train: torch.Tensor, y_train: torch.Tensor, x_val: torch
                       lr: float = 0.05, weight_decay: float = 5e-4) -> MLP:
     """An MLP trained on the real training nodes, kept at its best validation accuracy.
 
-    As in the GDEM code, Adam is restarted (same learning rate) halfway through.
+    As in the GDEM code, Adam is restarted (same learning rate) halfway through: the one reason this loop is not
+    :func:`~icml24.graph.training.fit_node_classifier`.
     """
-    model = MLP(x_train.shape[1], num_classes, hidden=hidden, dropout=dropout)
+    model = MLP(x_train.shape[1], num_classes, hidden_channels=hidden, dropout=dropout)
+    x_train, x_val = sparse_features(x_train), sparse_features(x_val)  # bag-of-words: CSR products are cheaper
     best_acc, best_state = -1.0, None
     for epoch in range(epochs):
         if epoch == 0 or epoch == epochs // 2:
             optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
         model.train()
         optimizer.zero_grad()
-        F.nll_loss(model(x_train), y_train).backward()
+        F.cross_entropy(model(x_train), y_train).backward()
         optimizer.step()
         model.eval()
         with torch.no_grad():
@@ -84,7 +87,7 @@ def train_feature_mlp(x_train: torch.Tensor, y_train: torch.Tensor, x_val: torch
 
 def initial_features(model: MLP, labels: torch.Tensor, num_features: int, epochs: int = 200, lr: float = 0.005,
                      weight_decay: float = 0.05) -> torch.Tensor:
-    """``[n', d]`` features that the frozen ``model`` classifies as ``labels`` (Adam on the NLL w.r.t. ``X'``)."""
+    """``[n', d]`` features that the frozen ``model`` classifies as ``labels`` (Adam on the loss w.r.t. ``X'``)."""
     n = labels.shape[0]
     bound = float(np.sqrt(6.0 / (n + num_features)))
     features = torch.empty(n, num_features).uniform_(-bound, bound).requires_grad_(True)
@@ -94,6 +97,6 @@ def initial_features(model: MLP, labels: torch.Tensor, num_features: int, epochs
         parameter.requires_grad_(False)
     for _ in range(epochs):
         optimizer.zero_grad()
-        F.nll_loss(model(features), labels).backward()
+        F.cross_entropy(model(features), labels).backward()
         optimizer.step()
     return features.detach()

@@ -6,8 +6,8 @@ eigendecomposes the normalized Laplacian with self-loops,
     L = I - D~^{-1/2} (A + I) D~^{-1/2},     D~ = diag((A + I) 1),
 
 keeping the ``K1`` smallest and ``K2`` largest eigenpairs. The decomposition is the expensive one-off step, so
-:func:`laplacian_eigenpairs` caches it per graph in memory and (optionally) under the user cache directory
-(``$XDG_CACHE_HOME/icml24/eigenpairs`` or ``~/.cache/icml24/eigenpairs``), never inside the repository.
+:func:`laplacian_eigenpairs` caches it per graph in memory, and on disk only in a ``cache_dir`` the caller names
+(e.g. :func:`default_cache_dir`, ``$XDG_CACHE_HOME/icml24/eigenpairs``); it writes no file otherwise.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ import scipy.sparse as sp
 import torch
 from scipy.sparse.csgraph import connected_components
 
+from ..operators import normalized_adjacency
+
 _MEMORY_CACHE: dict[str, LaplacianSpectrum] = {}
 
 
@@ -38,7 +40,7 @@ class LaplacianSpectrum:
         num_smallest: how many of the ``m`` pairs are the smallest ones (the rest are the largest);
             equals ``m`` when the full spectrum was computed.
         complete: whether all ``n_lcc`` eigenpairs are present.
-        seconds: wall time of the decomposition (0 when read from a cache).
+        seconds: wall time of the decomposition (0 when read from a disk cache).
     """
 
     lcc_index: np.ndarray
@@ -75,12 +77,15 @@ def largest_connected_component(edge_index: torch.Tensor | np.ndarray, num_nodes
 
 
 def normalized_laplacian(adj: sp.spmatrix) -> sp.csr_matrix:
-    """``I - D~^{-1/2} (A + I) D~^{-1/2}`` (the Laplacian of the self-loop-renormalized adjacency)."""
+    """``I - S`` with GCN's ``S = D~^{-1/2} (A + I) D~^{-1/2}`` (:func:`~icml24.graph.operators.normalized_adjacency`)
+    of the symmetric, unweighted ``adj``, as a scipy matrix for ``eigh``/``eigsh``."""
     n = adj.shape[0]
-    adj_loops = sp.csr_matrix(adj) + sp.eye(n, format="csr")
-    inv_sqrt = 1.0 / np.sqrt(np.asarray(adj_loops.sum(axis=1)).ravel())
-    scale = sp.diags(inv_sqrt)
-    return (sp.eye(n, format="csr") - scale @ adj_loops @ scale).tocsr()
+    coo = sp.coo_matrix(adj)
+    edge_index = torch.as_tensor(np.stack([coo.row, coo.col]), dtype=torch.long)
+    operator = normalized_adjacency(edge_index, n)
+    s = sp.csr_matrix((operator.values().numpy(), operator.col_indices().numpy(), operator.crow_indices().numpy()),
+                      shape=(n, n))
+    return (sp.eye(n, format="csr") - s).tocsr()
 
 
 def _graph_key(adj: sp.csr_matrix, num_smallest: int | None, num_largest: int | None) -> str:
@@ -95,12 +100,12 @@ def _graph_key(adj: sp.csr_matrix, num_smallest: int | None, num_largest: int | 
 
 
 def clear_memory_cache() -> None:
-    """Forget the in-memory eigenpairs (the disk cache is left alone); used to time a fresh decomposition."""
+    """Forget the in-memory eigenpairs (a disk cache is left alone)."""
     _MEMORY_CACHE.clear()
 
 
 def default_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/icml24/eigenpairs`` (or ``~/.cache/icml24/eigenpairs``)."""
+    """``$XDG_CACHE_HOME/icml24/eigenpairs`` (or ``~/.cache/icml24/eigenpairs``): a place to pass as ``cache_dir``."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "icml24" / "eigenpairs"
 
@@ -111,7 +116,8 @@ def laplacian_eigenpairs(
     num_smallest: int | None = None,
     num_largest: int | None = None,
     dense_limit: int = 6000,
-    cache: bool | str | Path = True,
+    cache_dir: str | Path | None = None,
+    recompute: bool = False,
 ) -> LaplacianSpectrum:
     """Eigenpairs of the normalized Laplacian of the largest connected component.
 
@@ -122,8 +128,10 @@ def laplacian_eigenpairs(
             (``scipy.sparse.linalg.eigsh``); ignored for a dense decomposition, which keeps all pairs.
         num_largest (int, optional): largest eigenpairs to keep in the sparse case (default 0).
         dense_limit (int): LCC size up to which a full ``numpy.linalg.eigh`` is used (default 6000).
-        cache (bool or path): ``True`` caches under :func:`default_cache_dir`, a path caches there,
-            ``False`` keeps only the in-memory cache.
+        cache_dir (str or Path, optional): read and write the eigenpairs there (one ``.npz`` per graph); default
+            ``None`` writes nothing and keeps only the in-memory cache of this process.
+        recompute (bool): decompose again even when a cached result exists (to time it); the new result replaces
+            the cached ones.
     """
     adj = _adjacency(edge_index, num_nodes)
     lcc = largest_connected_component(edge_index, num_nodes)
@@ -132,13 +140,12 @@ def laplacian_eigenpairs(
     if not dense and not num_smallest and not num_largest:
         raise ValueError(f"the LCC has {len(lcc)} > dense_limit={dense_limit} nodes: pass num_smallest/num_largest")
     key = _graph_key(adj, None if dense else num_smallest, None if dense else num_largest)
-    if key in _MEMORY_CACHE:
+    if key in _MEMORY_CACHE and not recompute:
         return _MEMORY_CACHE[key]
     path = None
-    if cache:
-        folder = default_cache_dir() if cache is True else Path(cache)
-        path = folder / f"{key}.npz"
-        if path.exists():
+    if cache_dir is not None:
+        path = Path(cache_dir) / f"{key}.npz"
+        if path.exists() and not recompute:
             stored = np.load(path)
             spectrum = LaplacianSpectrum(stored["lcc_index"], stored["eigenvalues"], stored["eigenvectors"],
                                          int(stored["num_smallest"]), bool(stored["complete"]))

@@ -2,164 +2,77 @@
 
 This is the evaluation protocol of graph distillation (GCond, GDEM): a GNN is trained on the small graph
 ``(X', A', y')``; after every epoch it predicts on the *real* graph, and the weights with the best real
-validation accuracy are kept and scored on the real test nodes.
+validation accuracy are kept and scored on the real test nodes (:func:`~icml24.graph.training.fit_node_classifier`
+with ``eval_data``).
 """
 
 from __future__ import annotations
 
-import time
-import warnings
-from contextlib import contextmanager
-from dataclasses import dataclass
-
-import numpy as np
 import torch
-import torch.nn.functional as F
 from torch_geometric.data import Data
 
+from ..operators import normalized_adjacency, sparse_features
+from ..training import fit_node_classifier, forked_rng
 from .models import build_model
 
 
-@dataclass
-class RealGraph:
-    """The real graph prepared once for repeated evaluation.
-
-    Attributes:
-        x: ``[n, d]`` features (sparse CSR when at most 10% of entries are non-zero).
-        adj: ``[n, n]`` sparse CSR ``D~^{-1/2}(A + I)D~^{-1/2}``.
-        y: ``[n]`` labels; ``train_index``, ``val_index``, ``test_index``: node ids of the public split.
-    """
-
-    x: torch.Tensor
-    adj: torch.Tensor
-    y: torch.Tensor
-    train_index: torch.Tensor
-    val_index: torch.Tensor
-    test_index: torch.Tensor
-    num_classes: int
-
-
-def gcn_normalized_adjacency(edge_index: torch.Tensor, num_nodes: int, dense: bool = False) -> torch.Tensor:
-    """``D~^{-1/2}(A + I)D~^{-1/2}`` of the symmetrized, unweighted graph (sparse CSR unless ``dense``)."""
-    loops = torch.arange(num_nodes, device=edge_index.device)
-    edges = torch.cat([edge_index, edge_index.flip(0), torch.stack([loops, loops])], dim=1)
-    edges = torch.unique(edges, dim=1)
-    degree = torch.bincount(edges[0], minlength=num_nodes).float()
-    inv_sqrt = degree.pow(-0.5)
-    values = inv_sqrt[edges[0]] * inv_sqrt[edges[1]]
-    adj = torch.sparse_coo_tensor(edges, values, (num_nodes, num_nodes), check_invariants=False).coalesce()
-    return adj.to_dense() if dense else _to_csr(adj)
-
-
-def _to_csr(x: torch.Tensor) -> torch.Tensor:
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
-        return x.to_sparse_csr()
-
-
-def prepare_real_graph(data: Data) -> RealGraph:
-    """Build the :class:`RealGraph` of a PyG ``Data`` with ``x, y, edge_index`` and train/val/test masks."""
+def prepare_real_graph(data: Data) -> Data:
+    """The real graph prepared once for repeated evaluation: a ``Data`` with ``x`` (sparse CSR when at most 10% of
+    the entries are non-zero), ``adj`` (GCN's ``S`` as a sparse CSR float32 matrix, built once), ``edge_index``,
+    ``y`` and the train/val/test masks of ``data``."""
     for name in ("x", "y", "edge_index", "train_mask", "val_mask", "test_mask"):
         if getattr(data, name, None) is None:
             raise ValueError(f"the real graph needs data.{name} (a Planetoid-style Data with the public split)")
-    x = data.x.float()
-    if x.layout == torch.strided and (x != 0).float().mean() <= 0.1:
-        x = _to_csr(x)  # CSR products are several times faster than COO or dense on bag-of-words features
-    return RealGraph(x=x, adj=gcn_normalized_adjacency(data.edge_index, data.num_nodes), y=data.y,
-                     train_index=data.train_mask.nonzero().view(-1), val_index=data.val_mask.nonzero().view(-1),
-                     test_index=data.test_mask.nonzero().view(-1), num_classes=int(data.y.max()) + 1)
+    return Data(x=sparse_features(data.x.float()), edge_index=data.edge_index, y=data.y,
+                adj=normalized_adjacency(data.edge_index, data.num_nodes, dtype=torch.float32),
+                train_mask=data.train_mask, val_mask=data.val_mask, test_mask=data.test_mask, num_nodes=data.num_nodes)
 
 
-def fit_with_validation(model: torch.nn.Module, x: torch.Tensor, adj: torch.Tensor | None, y: torch.Tensor,
-                        real: RealGraph, epochs: int = 2000, lr: float = 0.01, weight_decay: float = 5e-4,
-                        train_index: torch.Tensor | None = None) -> dict[str, float]:
-    """Adam on the NLL of ``model(x, adj)[train_index]``; keep the weights with the best real validation accuracy.
-
-    Returns ``{"test_acc", "val_acc", "best_epoch", "seconds"}`` (accuracies in ``[0, 1]``).
-    """
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
-    targets = y if train_index is None else y[train_index]
-    val_y = real.y[real.val_index]
-    best_val, best_epoch, best_state = -1.0, -1, None
-    start = time.perf_counter()
-    for epoch in range(epochs):
-        model.train()
-        optimizer.zero_grad()
-        out = model(x, adj)
-        loss = F.nll_loss(out if train_index is None else out[train_index], targets)
-        loss.backward()
-        optimizer.step()
-        model.eval()
-        with torch.no_grad():
-            val_acc = (model(real.x, real.adj)[real.val_index].argmax(1) == val_y).float().mean().item()
-        if val_acc > best_val:
-            best_val, best_epoch = val_acc, epoch
-            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    model.load_state_dict(best_state)
-    model.eval()
-    with torch.no_grad():
-        pred = model(real.x, real.adj).argmax(1)
-    test_acc = (pred[real.test_index] == real.y[real.test_index]).float().mean().item()
-    return {"test_acc": test_acc, "val_acc": best_val, "best_epoch": float(best_epoch),
-            "seconds": time.perf_counter() - start}
+def _as_real(real: Data) -> Data:
+    return real if getattr(real, "adj", None) is not None else prepare_real_graph(real)
 
 
-def _as_real(real: Data | RealGraph) -> RealGraph:
-    return real if isinstance(real, RealGraph) else prepare_real_graph(real)
+def _fresh_model(architecture: str, real: Data, hidden: int, dropout: float) -> torch.nn.Module:
+    with forked_rng():  # building a model must not advance torch's global generator; the fit redraws it
+        return build_model(architecture, real.x.shape[1], int(real.y.max()) + 1, hidden, dropout)
 
 
-@contextmanager
-def seeded(seed: int | None):
-    """Run a block under ``torch.manual_seed(seed)`` without disturbing the caller's global torch RNG."""
-    with torch.random.fork_rng(devices=[]):
-        if seed is not None:
-            torch.manual_seed(seed)
-        yield
-
-
-def train_on_synthetic(synthetic: Data, real: Data | RealGraph, architecture: str = "GCN", hidden: int = 256,
+def train_on_synthetic(synthetic: Data, real: Data, architecture: str = "GCN", hidden: int = 256,
                        dropout: float = 0.5, epochs: int = 2000, lr: float = 0.01, weight_decay: float = 5e-4,
-                       seed: int | None = None) -> dict[str, float]:
+                       generator: torch.Generator | None = None) -> dict[str, float]:
     """Train ``architecture`` on a small graph, select on the real validation set, score on the real test set.
 
     Args:
-        synthetic (Data): ``x [n', d]``, ``y [n']`` and the propagation matrix: ``synthetic.adj [n', n']``
-            (dense, used as given, e.g. GDEM's ``A' = I - U' Lambda U'^T``) or else ``edge_index``, which is
-            GCN-normalized with self-loops.
-        real (Data or RealGraph): the real graph with its public split (see :func:`prepare_real_graph`).
+        synthetic (Data): ``x [n', d]``, ``y [n']`` and the graph: ``synthetic.adj [n', n']`` (dense, used as
+            given, e.g. GDEM's ``A' = I - U' Lambda U'^T``) or else ``edge_index`` (GCN-normalized, e.g. a coreset);
+            every node trains.
+        real (Data): the real graph with its public split (see :func:`prepare_real_graph`).
         architecture (str): ``"GCN"``, ``"SGC"``, ``"APPNP"``, ``"ChebNet"`` or ``"MLP"``.
-        seed (int, optional): seeds the model's initialization and dropout (global torch RNG left untouched).
+        generator (torch.Generator, optional): the model's initialization and dropout (global RNG untouched).
 
     Returns:
-        ``{"test_acc", "val_acc", "best_epoch", "seconds"}``.
+        ``{"test_acc", "val_acc", "best_epoch", "epochs", "seconds"}``.
     """
     real = _as_real(real)
-    if getattr(synthetic, "adj", None) is not None:
-        adj = synthetic.adj.float()
-    elif getattr(synthetic, "edge_index", None) is not None:
-        adj = gcn_normalized_adjacency(synthetic.edge_index, synthetic.num_nodes, dense=True)
-    else:
+    if getattr(synthetic, "adj", None) is None and getattr(synthetic, "edge_index", None) is None:
         raise ValueError("synthetic graph needs .adj (dense [n', n']) or .edge_index")
     if synthetic.x.shape[1] != real.x.shape[1]:
         raise ValueError(f"synthetic features have {synthetic.x.shape[1]} columns, the real graph {real.x.shape[1]}")
-    with seeded(seed):
-        model = build_model(architecture, real.x.shape[1], real.num_classes, hidden, dropout)
-        return fit_with_validation(model, synthetic.x.float(), adj, synthetic.y, real, epochs, lr, weight_decay)
+    adj = synthetic.adj.float() if getattr(synthetic, "adj", None) is not None else None
+    train = Data(x=synthetic.x.float(), y=synthetic.y, edge_index=synthetic.edge_index, adj=adj,
+                 num_nodes=synthetic.x.shape[0])
+    model = _fresh_model(architecture, real, hidden, dropout)
+    return fit_node_classifier(model, train, epochs, lr, weight_decay, generator=generator, eval_data=real).as_dict()
 
 
-def train_on_whole_graph(real: Data | RealGraph, architecture: str = "GCN", hidden: int = 256, dropout: float = 0.5,
+def train_on_whole_graph(real: Data, architecture: str = "GCN", hidden: int = 256, dropout: float = 0.5,
                          epochs: int = 2000, lr: float = 0.01, weight_decay: float = 5e-4,
-                         seed: int | None = None, return_model: bool = False):
-    """The whole-graph baseline: train on the real graph's training nodes, same selection and scoring."""
+                         generator: torch.Generator | None = None, return_model: bool = False):
+    """The whole-graph baseline: train on the real graph's training nodes, same selection and scoring.
+
+    Returns the metrics of :func:`train_on_synthetic`, and the trained model with ``return_model``.
+    """
     real = _as_real(real)
-    with seeded(seed):
-        model = build_model(architecture, real.x.shape[1], real.num_classes, hidden, dropout)
-        result = fit_with_validation(model, real.x, real.adj, real.y, real, epochs, lr, weight_decay,
-                                     train_index=real.train_index)
+    model = _fresh_model(architecture, real, hidden, dropout)
+    result = fit_node_classifier(model, real, epochs, lr, weight_decay, generator=generator).as_dict()
     return (result, model) if return_model else result
-
-
-def accuracy_summary(values: list[float]) -> tuple[float, float]:
-    """Mean and (population) standard deviation in percent."""
-    arr = 100.0 * np.asarray(values, dtype=float)
-    return float(arr.mean()), float(arr.std())

@@ -4,6 +4,7 @@ import torch
 
 from icml24.graph.distill.spectral import (
     _adjacency,
+    clear_memory_cache,
     laplacian_eigenpairs,
     largest_connected_component,
     normalized_laplacian,
@@ -27,7 +28,7 @@ def test_largest_connected_component():
 
 def test_eigenpairs_satisfy_eigen_equation():
     edges, n = two_components()
-    spec = laplacian_eigenpairs(edges, n, cache=False)
+    spec = laplacian_eigenpairs(edges, n)
     adj = _adjacency(edges, n)[spec.lcc_index][:, spec.lcc_index]
     lap = normalized_laplacian(adj).toarray()
     # closed form of the renormalized Laplacian for one entry: 1 - 1/deg~ on the diagonal
@@ -42,8 +43,8 @@ def test_eigenpairs_satisfy_eigen_equation():
 
 def test_sparse_path_matches_dense():
     edges, n = two_components(1)
-    dense = laplacian_eigenpairs(edges, n, cache=False)
-    sparse = laplacian_eigenpairs(edges, n, num_smallest=4, num_largest=3, dense_limit=10, cache=False)
+    dense = laplacian_eigenpairs(edges, n)
+    sparse = laplacian_eigenpairs(edges, n, num_smallest=4, num_largest=3, dense_limit=10)
     assert not sparse.complete and sparse.num_smallest == 4
     values_d, _ = select_eigenpairs(dense, 6, 0.5)
     values_s, vectors_s = select_eigenpairs(sparse, 6, 0.5)
@@ -54,10 +55,17 @@ def test_sparse_path_matches_dense():
         select_eigenpairs(sparse, 10, 0.9)
 
 
-def test_select_counts_and_disk_cache(tmp_path):
+def test_select_counts_and_disk_cache_only_when_asked(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     edges, n = two_components(2)
-    spec = laplacian_eigenpairs(edges, n, cache=tmp_path)
-    assert len(list(tmp_path.glob("*.npz"))) == 1
+    clear_memory_cache()
+    laplacian_eigenpairs(edges, n)
+    assert not any(tmp_path.rglob("*"))  # the default writes nothing
+    spec = laplacian_eigenpairs(edges, n, cache_dir=tmp_path / "eig", recompute=True)
+    assert len(list((tmp_path / "eig").glob("*.npz"))) == 1 and spec.seconds > 0
+    clear_memory_cache()
+    assert laplacian_eigenpairs(edges, n, cache_dir=tmp_path / "eig").seconds == 0.0  # read back from disk
     values, vectors = select_eigenpairs(spec, 10, 0.75)  # K1 = ceil(7.5) = 8 smallest, K2 = 2 largest
     np.testing.assert_allclose(values[:8], spec.eigenvalues[:8])
     np.testing.assert_allclose(values[8:], spec.eigenvalues[-2:])
