@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from icml24.data.cert_graphs import cert_graph, cert_split, cert_votes
+from icml24.data import cert_graph, cert_split, cert_votes
 from icml24.graph.certify import GCN, clopper_pearson, flip_weights, lp2, lp2_reduced, path_costs, smoothed_votes
 from icml24.graph.certify.smoothing import perturb
 
@@ -46,7 +46,7 @@ def bench_votes(num_samples: int = 300) -> None:
     torch.set_num_threads(1)
     data = cert_graph("cora_ml")
     torch.manual_seed(0)
-    model = GCN(data.x.shape[1], 7).eval()
+    model = GCN(data.x.shape[1], 7, hidden_channels=64).eval()
     start = time.perf_counter()
     with torch.no_grad():
         counts = torch.zeros(data.num_nodes, 7, dtype=torch.long)

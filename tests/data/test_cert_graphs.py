@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from icml24.data.cert_graphs import cert_graph, cert_split, cert_votes
+from icml24.data import cert_graph, cert_split, cert_votes
 
 HAVE_DATA = (Path(os.environ.get("ICML24_DATA", "/nonexistent")) / "collective-cert" / "cora_ml.npz").is_file()
 needs_data = pytest.mark.skipif(not HAVE_DATA, reason="set ICML24_DATA to the folder holding collective-cert/")
@@ -45,3 +45,21 @@ def test_missing_folder_names_folder_and_variable(tmp_path):
     assert str(tmp_path / "collective-cert") in str(err.value)
     with pytest.raises(ValueError, match="unknown graph"):
         cert_graph("pubmed", root=tmp_path)
+
+
+def test_root_comes_from_data_root(tmp_path, monkeypatch):
+    """No root: $ICML24_DATA, else ~/.cache/icml24 (icml24.data.data_root), like every other loader."""
+    monkeypatch.setenv("ICML24_DATA", str(tmp_path / "env"))
+    with pytest.raises(FileNotFoundError) as err:
+        cert_votes()
+    assert str(tmp_path / "env" / "collective-cert") in str(err.value)
+    monkeypatch.delenv("ICML24_DATA")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    with pytest.raises(FileNotFoundError) as err:
+        cert_graph("citeseer")
+    assert str(tmp_path / "home" / ".cache" / "icml24" / "collective-cert") in str(err.value)
+
+
+def test_split_rejects_small_classes():
+    with pytest.raises(ValueError, match="fewer than"):
+        cert_split(np.array([0] * 10 + [1] * 200), n_per_class=50)

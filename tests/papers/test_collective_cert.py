@@ -1,4 +1,4 @@
-"""Smoke test of the collective-cert reproduction with tiny settings."""
+"""collective-cert: every experiment's smoke setting (finite, deterministic, claims decidable) and claims that fail."""
 
 import math
 import os
@@ -11,42 +11,117 @@ from icml24.papers import collective_cert as paper
 
 HAVE_DATA = (Path(os.environ.get("ICML24_DATA", "/nonexistent")) / "collective-cert" / "cora_ml.npz").is_file()
 needs_data = pytest.mark.skipif(not HAVE_DATA, reason="set ICML24_DATA to the folder holding collective-cert/")
-TINY_OWN = {"dataset": "citeseer", "num_samples": 200, "epochs": 5, "patience": 2, "target_seeds": 1, "rhos": "20",
-            "timing_rho": 4}
+EXPERIMENTS = paper.PAPER.experiments
 
 
-def finite(metrics):
-    return all(isinstance(v, float) and math.isfinite(v) for v in metrics.values())
+def run_smoke(name, tmp_path, seed=0):
+    exp = EXPERIMENTS[name]
+    return exp(Context(seed=seed, out_dir=tmp_path), **exp.config(setting="smoke"))
+
+
+def aggregate(name, per_seed):
+    """What a claim sees: the mean of every metric over seeds, overridden by the experiment's summary."""
+    exp = EXPERIMENTS[name]
+    means = {k: sum(m[k] for m in per_seed) / len(per_seed) for k in per_seed[0]}
+    return means | (exp.summarize(per_seed) if exp.summarize else {})
 
 
 def untimed(metrics):
     return {k: v for k, v in metrics.items() if "seconds" not in k}
 
 
-def claims_of(experiment):
-    return [c for c in paper.CLAIMS if c.experiment is experiment]
+def claims_of(name):
+    return [c for c in paper.CLAIMS if c.experiment is EXPERIMENTS[name]]
+
+
+def check_smoke(name, tmp_path):
+    first = run_smoke(name, tmp_path)
+    assert first and all(isinstance(v, float) and math.isfinite(v) for v in first.values())
+    assert untimed(run_smoke(name, tmp_path)) == untimed(first), "the same seed must give the same numbers"
+    for claim in claims_of(name):
+        assert claim.evaluate(aggregate(name, [first])).status in {"holds", "fails"}
+    return first
+
+
+def test_every_experiment_has_settings_and_a_claim():
+    assert {c.experiment.name for c in paper.CLAIMS} == set(EXPERIMENTS)
+    for exp in EXPERIMENTS.values():
+        for setting in ("quick", "full", "smoke"):
+            exp.config(setting=setting)
+        assert exp.threads == 1
+    assert EXPERIMENTS["official_votes"].seeds["quick"] == 5  # one runner seed = one official target set
+    assert all(d.count(". ") == 0 and d.endswith(".") for d in paper.PAPER.deviations)  # one sentence each
 
 
 @needs_data
 def test_official_votes_smoke(tmp_path):
-    m = paper.official_votes(Context(seed=0, out_dir=tmp_path), target_seeds=1, rhos="20,50,100,160", full_lp_rho=4)
-    assert finite(m)
+    m = check_smoke("official_votes", tmp_path)
     assert m["lp2_optimum_gap"] < 1e-4 and m["collective_rho20"] == pytest.approx(0.95)
-    for claim in claims_of(paper.official_votes):
-        assert claim.evaluate(m).status in {"holds", "fails"}
+    assert m["samplewise_last_nonzero_rho"] <= 30
 
 
 @needs_data
-def test_own_smoothing_smoke_and_determinism(tmp_path):
-    first = paper.own_smoothing(Context(seed=0, out_dir=tmp_path), **TINY_OWN)
-    assert finite(first) and first["rho_5pct"] == 106
-    second = paper.own_smoothing(Context(seed=0, out_dir=tmp_path), **TINY_OWN)
-    assert untimed(first) == untimed(second)
-    for claim in claims_of(paper.own_smoothing):
-        assert claim.evaluate(first).status in {"holds", "fails"}
+def test_official_votes_seed_is_the_official_target_set(tmp_path):
+    exp = EXPERIMENTS["official_votes"]
+    config = exp.config(setting="smoke") | {"rhos": [20]}
+    first = exp(Context(seed=0, out_dir=tmp_path / "a"), **config)
+    second = exp(Context(seed=1, out_dir=tmp_path / "b"), **config)
+    assert first != second  # different seeds certify different target sets
 
 
-def test_soundness_smoke(tmp_path):
-    m = paper.soundness(Context(seed=0, out_dir=tmp_path), cases=2)
-    assert finite(m) and m == paper.soundness(Context(seed=0, out_dir=tmp_path), cases=2)
-    assert paper.CLAIMS[-1].evaluate(m).status in {"holds", "fails"}
+@needs_data
+def test_own_smoothing_smoke(tmp_path):
+    m = check_smoke("own_smoothing", tmp_path)
+    assert m["rho_5pct"] == 106 and "collective_rho106" in m
+
+
+def test_soundness_smoke():
+    m = check_smoke("soundness", None)
+    assert m["cases"] == 2 and m["injections"] > 0
+
+
+def test_rhos_must_be_positive(tmp_path):
+    with pytest.raises(ValueError, match="positive injection budgets"):
+        EXPERIMENTS["official_votes"](Context(seed=0, out_dir=tmp_path), rhos=[0, 20])
+    with pytest.raises(ValueError, match="positive injection budgets"):
+        EXPERIMENTS["own_smoothing"](Context(seed=0, out_dir=tmp_path), rhos=[])
+
+
+def test_summaries_take_the_worst_seed_not_the_mean():
+    per_seed = [{"samplewise_last_nonzero_rho": 30.0, "lp2_optimum_gap": 0.0},
+                {"samplewise_last_nonzero_rho": 40.0, "lp2_optimum_gap": 0.5}]
+    summary = EXPERIMENTS["official_votes"].summarize(per_seed)
+    assert summary == {"samplewise_last_nonzero_rho_max": 40.0, "lp2_optimum_gap_max": 0.5}
+    timed = EXPERIMENTS["own_smoothing"].summarize([{"lp2_full_seconds": 1.0}, {"lp2_full_seconds": 70.0}])
+    assert timed == {"lp2_full_seconds_max": 70.0}
+
+
+GOOD = {
+    "official_votes": {"collective_rho20": 0.95, "collective_rho50": 0.894, "collective_rho100": 0.80,
+                       "collective_rho160": 0.688, "samplewise_last_nonzero_rho_max": 30.0,
+                       "lp2_optimum_gap_max": 0.0},
+    "own_smoothing": {"collective_5pct": 0.80, "samplewise_5pct": 0.0, "lp2_full_seconds_max": 2.5},
+    "soundness": {"flips": 589.0, "samplewise_violations": 0.0, "collective_violations": 0.0, "lp_violations": 0.0},
+}
+BAD = [  # (claim index, a plausible bad measurement)
+    (0, {"collective_rho100": 0.70}),  # the LP certifies less than the pre-study
+    (0, {"samplewise_last_nonzero_rho_max": 45.0}),  # sample-wise still certifies at rho = 45 on one target set
+    (1, {"lp2_optimum_gap_max": 0.3}),  # the reduced LP differs from the paper's LP2 on one target set
+    (2, {"collective_5pct": 0.35}),  # collective certifies little
+    (2, {"samplewise_5pct": 0.40}),  # sample-wise certifies a lot
+    (3, {"lp2_full_seconds_max": 75.0}),  # one solve takes more than a minute
+    (4, {"collective_violations": 2.0}),  # a certified target flipped
+    (4, {"samplewise_violations": 1.0}),
+    (4, {"flips": 0.0}),  # nothing flips: the test tested nothing
+]
+
+
+def test_good_metrics_hold():
+    for claim in paper.CLAIMS:
+        assert claim.evaluate(GOOD[claim.experiment.name]).status == "holds", claim.text
+
+
+@pytest.mark.parametrize("index,change", BAD)
+def test_every_claim_can_fail(index, change):
+    claim = paper.CLAIMS[index]
+    assert claim.evaluate(GOOD[claim.experiment.name] | change).status == "fails"

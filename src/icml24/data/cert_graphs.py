@@ -1,6 +1,7 @@
 """Graphs and smoothing votes used by the collective-certificate paper (Lai et al., ICML 2024).
 
-The files live in ``$ICML24_DATA/collective-cert/`` (or ``~/.cache/icml24/collective-cert/``):
+The files live in ``<data_root()>/collective-cert/``, where ``data_root()`` is ``$ICML24_DATA`` or
+``~/.cache/icml24`` (see ``icml24.data.graphs``):
 
 - ``cora_ml.npz`` (2810 nodes, 7981 undirected edges, 7 classes) and ``citeseer.npz`` (2110 nodes,
   3668 edges, 6 classes), as shipped by the official repository: ``A`` = edge index ``[2, E]``
@@ -18,14 +19,14 @@ from pathlib import Path
 
 import numpy as np
 
+from .graphs import data_root
+
 CERT_GRAPHS = ("cora_ml", "citeseer")
 _FOLDER = "collective-cert"
 
 
 def _folder(root: str | os.PathLike | None) -> Path:
-    if root is None:
-        root = os.environ.get("ICML24_DATA") or Path.home() / ".cache" / "icml24"
-    return Path(root) / _FOLDER
+    return data_root(root) / _FOLDER
 
 
 def _require(path: Path) -> Path:

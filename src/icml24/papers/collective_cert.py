@@ -9,12 +9,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from icml24.core import Claim, Paper, experiment
-from icml24.core.context import limit_threads
-from icml24.data.cert_graphs import cert_graph, cert_split, cert_votes
-from icml24.graph.certify import (
+from icml24.data import cert_graph, cert_split, cert_votes
+from icml24.graph import (
     CollectiveCertificate,
     NodeAwareSmoothing,
     attack_all_injections,
+    bqclp_conditions,
     clopper_pearson,
     flip_weights,
     lp2,
@@ -23,7 +23,6 @@ from icml24.graph.certify import (
     samplewise_radius,
     top_two,
 )
-from icml24.graph.certify.bruteforce import bqclp_conditions, top_two_probabilities
 
 PAPER = Paper(
     slug="collective-cert",
@@ -40,23 +39,24 @@ PAPER = Paper(
         "attack tiny graphs exhaustively to test soundness."
     ),
     deviations=[
-        "LPs are solved with HiGHS (scipy) instead of MOSEK/Gurobi; the ratios use the exact symmetry-reduced LP2, "
-        "which a test and the experiment show equals the paper's LP2 optimum.",
-        "Clopper-Pearson level alpha = 2 * 0.01 / 7 on every dataset (the official value, even for 6-class CiteSeer).",
-        "Our smoothing deletes every edge of a deleted node (the certificate's model); the official sampler zeroes "
-        "columns of the upper-triangular adjacency, so it drops edge (i, j), i < j, only when node j is deleted.",
-        "CiteSeer votes are ours (the official repository ships Cora-ML votes only); runs use one "
-        "(p_e, p_n) = (0.9, 0.8) and a GCN (others via --set p_e=..,p_n=..,model=gat), one trained model per seed, "
-        "5 target samples; quick uses 50,000 Monte Carlo samples instead of 100,000.",
-        "The official sample-wise rule p~ (pA - pB + 1) > 1 is not sound for every base classifier (a brute-force "
-        "counterexample is in the tests); we report it as the paper's baseline and the conservative rule "
-        "pA - pB > 2 (1 - p~) beside it. 'combined' fixes m_v = 0 for targets the conservative rule certifies.",
+        "LPs are solved with HiGHS (scipy) instead of MOSEK/Gurobi, and the certified ratios come from the exact "
+        "symmetry-reduced LP2, whose optimum equals the paper's LP2 (checked by a claim).",
+        "The Clopper-Pearson level is the official alpha = 2 * 0.01 / 7 on every dataset, even on 6-class CiteSeer.",
+        "Our smoothing deletes every edge of a deleted node (the certificate's model), while the official sampler "
+        "drops edge (i, j), i < j, only when node j is deleted.",
+        "The CiteSeer votes come from our own smoothed GCN at (p_e, p_n) = (0.9, 0.8), because the official "
+        "repository ships Cora-ML votes only.",
+        "The quick setting draws 50,000 Monte Carlo samples per CiteSeer model instead of the paper's 100,000.",
+        "The official sample-wise rule p~ (pA - pB + 1) > 1 is not sound for every base classifier, so we report it "
+        "as the paper's baseline beside the sound conservative rule pA - pB > 2 (1 - p~).",
     ],
 )
 
-RHOS = "20,50,80,100,120,140,160"
+RHOS = (20, 50, 80, 100, 120, 140, 160)
 PRESTUDY = {20: 0.95, 50: 0.895, 100: 0.80, 160: 0.685}  # pre-study on the official votes (spec page)
 ALPHA = 2 * 0.01 / 7
+OFFICIAL_FIRST_TARGET_SEED = 2021  # the official code draws target set s with random.seed(2021 + s)
+CERTIFICATES = ("collective", "samplewise", "samplewise_conservative", "combined")
 
 
 def _adjacency(data) -> sp.csr_matrix:
@@ -65,41 +65,43 @@ def _adjacency(data) -> sp.csr_matrix:
     return sp.csr_matrix((np.ones(ei.shape[1]), ei), shape=(n, n))
 
 
-def _parse_rhos(rhos: str) -> list[int]:
-    values = sorted({int(r) for r in str(rhos).replace(";", ",").split(",") if r.strip()})
+def _budgets(rhos: list[int]) -> list[int]:
+    values = sorted({int(r) for r in rhos})
     if not values or values[0] < 1:
-        raise ValueError(f"rhos must be a comma-separated list of positive integers, got {rhos!r}")
+        raise ValueError(f"rhos must list positive injection budgets, e.g. rhos=20,50,100; got {list(rhos)!r}")
     return values
 
 
-def _certify_curves(adj, p_lower, p_upper, target_sets, rhos, tau, p_e, p_n) -> dict[str, np.ndarray]:
-    """Certified ratios ``[len(target_sets), len(rhos)]`` of every certificate, and LP solve times."""
-    shape = (len(target_sets), len(rhos))
-    out = {k: np.zeros(shape) for k in ("collective", "samplewise", "samplewise_conservative", "combined", "lp_s")}
-    for i, targets in enumerate(target_sets):
-        pl, pu = p_lower[targets], p_upper[targets]
-        for j, rho in enumerate(rhos):
-            cert = CollectiveCertificate(p_e, p_n, tau).fit(adj, pl, pu, targets, rho)
-            sound = samplewise_certified(pl, pu, rho, tau, p_e, p_n, "conservative")
-            fixed = CollectiveCertificate(p_e, p_n, tau).fit(adj, pl, pu, targets, rho, certified_mask=sound)
-            out["collective"][i, j] = cert.certified_ratio_
-            out["combined"][i, j] = fixed.certified_ratio_
-            out["lp_s"][i, j] = cert.solution_.solve_seconds
-            out["samplewise"][i, j] = samplewise_certified(pl, pu, rho, tau, p_e, p_n, "official").mean()
-            out["samplewise_conservative"][i, j] = sound.mean()
+def _official_targets(correct: np.ndarray, index: int) -> np.ndarray:
+    """Official target set ``index``: ``random.seed(2021 + index); random.sample(correct test nodes, 100)``.
+
+    Python's ``random`` with the official seeds, so that runner seed s certifies the official code's s-th target set.
+    """
+    return np.array(random.Random(OFFICIAL_FIRST_TARGET_SEED + index).sample(list(correct), 100))
+
+
+def _certify_curves(adj, p_lower, p_upper, targets, rhos, tau, p_e, p_n) -> dict[str, np.ndarray]:
+    """Certified ratio ``[len(rhos)]`` of each certificate on one target set, and the reduced-LP solve times."""
+    pl, pu = p_lower[targets], p_upper[targets]
+    out = {name: np.zeros(len(rhos)) for name in (*CERTIFICATES, "lp_s")}
+    for j, rho in enumerate(rhos):
+        cert = CollectiveCertificate(p_e, p_n, tau).fit(adj, pl, pu, targets, rho)
+        sound = samplewise_certified(pl, pu, rho, tau, p_e, p_n, "conservative")
+        # 'combined': the collective LP with m_v = 0 fixed for targets the conservative sample-wise rule certifies
+        fixed = CollectiveCertificate(p_e, p_n, tau).fit(adj, pl, pu, targets, rho, certified_mask=sound)
+        out["collective"][j] = cert.certified_ratio_
+        out["combined"][j] = fixed.certified_ratio_
+        out["lp_s"][j] = cert.solution_.solve_seconds
+        out["samplewise"][j] = samplewise_certified(pl, pu, rho, tau, p_e, p_n, "official").mean()
+        out["samplewise_conservative"][j] = sound.mean()
     return out
 
 
-def _curve_metrics(curves, rhos, prefix="") -> dict[str, float]:
-    metrics = {}
-    for j, rho in enumerate(rhos):
-        for name in ("collective", "samplewise", "samplewise_conservative", "combined"):
-            metrics[f"{prefix}{name}_rho{rho}"] = float(curves[name][:, j].mean())
-    metrics[f"{prefix}lp_reduced_seconds_max"] = float(curves["lp_s"].max())
-    return metrics
+def _curve_metrics(curves, rhos) -> dict[str, float]:
+    return {f"{name}_rho{rho}": float(curves[name][j]) for j, rho in enumerate(rhos) for name in CERTIFICATES}
 
 
-def _plot(ctx, name, rhos, curves, title, p_lower, p_upper, target_sets, tau, p_e, p_n):
+def _plot(ctx, name, rhos, curves, title, p_lower, p_upper, targets, tau, p_e, p_n):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -108,73 +110,96 @@ def _plot(ctx, name, rhos, curves, title, p_lower, p_upper, target_sets, tau, p_
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     dense = np.arange(1, max(rhos) + 1)
     for variant, style in (("official", "-"), ("conservative", ":")):  # sample-wise at every rho, from radii
-        radius = np.stack([samplewise_radius(p_lower[t], p_upper[t], tau, p_e, p_n, variant) for t in target_sets])
-        ratio = (radius[:, :, None] >= dense[None, None, :]).mean(1).mean(0)
+        radius = samplewise_radius(p_lower[targets], p_upper[targets], tau, p_e, p_n, variant)
+        ratio = (radius[:, None] >= dense[None, :]).mean(0)
         ax.plot(dense, ratio, style, color="tab:orange", label=f"sample-wise ({variant} rule)")
     for key, label, color in (("collective", "collective LP2", "tab:blue"),
                               ("combined", "collective + sample-wise fix", "tab:green")):
-        ax.plot(rhos, curves[key].mean(0), marker="o", color=color, label=label, alpha=0.85)
+        ax.plot(rhos, curves[key], marker="o", color=color, label=label, alpha=0.85)
     ax.set_xlabel("injected nodes rho")
     ax.set_ylabel("certified ratio")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_title(title)
+    ax.set_title(f"{title}, seed {ctx.seed}")
     ax.legend(fontsize=8)
     ctx.figure(name, fig)
 
 
-@experiment(PAPER, quick={"target_seeds": 5, "full_lp_rho": 100}, full={"target_seeds": 5, "full_lp_rho": 160})
-def official_votes(ctx, target_seeds: int = 5, rhos: str = RHOS, tau: int = 6, full_lp_rho: int = 100) -> dict:
-    """Certified ratio vs rho on the official Cora-ML GCN votes (p_e=0.9, p_n=0.8), official split and targets."""
+def _max_over_seeds(*keys: str):
+    def summarize(per_seed: list[dict[str, float]]) -> dict[str, float]:
+        return {f"{key}_max": max(m[key] for m in per_seed) for key in keys}
+
+    return summarize
+
+
+@experiment(PAPER, quick={"full_lp_rho": 100, "seeds": 5}, full={"full_lp_rho": 160, "seeds": 5},
+            smoke={"rhos": [20, 50, 100, 160], "full_lp_rho": 4}, threads=1,
+            summarize=_max_over_seeds("samplewise_last_nonzero_rho", "lp2_optimum_gap"))
+def official_votes(ctx, rhos: list[int] = RHOS, tau: int = 6, full_lp_rho: int = 100) -> dict[str, float]:
+    """Certified ratio vs rho on the official Cora-ML GCN votes (p_e=0.9, p_n=0.8), official split and targets.
+
+    Runner seed s certifies the official code's s-th target set (100 correctly classified test nodes), so the
+    mean over seeds 0-4 is the official average over its five target sets. The paper's LP2 (all rho x n variables
+    of A1) is solved at ``full_lp_rho`` beside the exact symmetry-reduced LP2 on the same targets; the claim takes
+    the largest gap over seeds. Wall times are in the ``timings`` artifact.
+
+    Measured before the runner took over repetition (quick, 5 target sets in one run): collective 0.95 / 0.894 /
+    0.80 / 0.688 at rho = 20 / 50 / 100 / 160, equal to the pre-study; sample-wise certifies nothing for rho >= 31;
+    reduced and full LP2 optima equal (gap 0).
+    """
+    rho_list = _budgets(rhos)
     data, votes = cert_graph("cora_ml"), cert_votes(dataset="cora_ml", model="gcn", p_e=0.9, p_n=0.8)
-    y, adj, rho_list = data.y.numpy(), _adjacency(data), _parse_rhos(rhos)
+    y, adj = data.y.numpy(), _adjacency(data)
     _, _, test = cert_split(y, 50, 2020)
     p_lower, p_upper = clopper_pearson(votes["count_top"], votes["count_runner_up"], votes["num_samples"], ALPHA)
     correct = test[votes["top2"][test, 0] == y[test]]
-    # the official target sampling: random.seed(s); random.sample(correct test nodes, 100), s = 2021, 2022, ...
-    target_sets = [np.array(random.Random(2021 + s).sample(list(correct), 100)) for s in range(target_seeds)]
-    curves = _certify_curves(adj, p_lower, p_upper, target_sets, rho_list, tau, 0.9, 0.8)
+    targets = _official_targets(correct, ctx.seed)
+    curves = _certify_curves(adj, p_lower, p_upper, targets, rho_list, tau, 0.9, 0.8)
     metrics = _curve_metrics(curves, rho_list)
-    radius = samplewise_radius(p_lower[np.concatenate(target_sets)], p_upper[np.concatenate(target_sets)], tau, 0.9,
-                               0.8, "official")
+    radius = samplewise_radius(p_lower[targets], p_upper[targets], tau, 0.9, 0.8, "official")
     metrics["samplewise_last_nonzero_rho"] = float(radius.max())
-    # the paper's LP2 (all rho x n variables of A1) against the reduced LP, on the first target set
-    targets = target_sets[0]
     c1, c2 = path_costs(0.9, 0.8)
     full = lp2(adj, targets, flip_weights(p_lower[targets], p_upper[targets]), full_lp_rho, tau, c1, c2,
                restrict=False)
     reduced = CollectiveCertificate(0.9, 0.8, tau).fit(adj, p_lower, p_upper, targets, full_lp_rho)
     metrics.update({
-        "lp2_full_rho": float(full_lp_rho), "lp2_full_optimum": full.value, "lp2_full_seconds": full.solve_seconds,
+        "lp2_full_rho": float(full_lp_rho), "lp2_full_optimum": full.value,
         "lp2_full_variables": float(full.num_variables), "lp2_reduced_optimum": reduced.max_flipped_,
-        "lp2_reduced_seconds": reduced.solution_.solve_seconds,
-        "lp2_optimum_gap": abs(full.value - reduced.max_flipped_), "target_seeds": float(target_seeds),
+        "lp2_optimum_gap": abs(full.value - reduced.max_flipped_),
     })
-    ctx.artifact("official_votes_curves", {"rhos": rho_list, **{k: v.tolist() for k, v in curves.items()}})
+    ctx.artifact("timings", {"lp2_full_seconds": full.solve_seconds,
+                             "lp2_reduced_seconds": reduced.solution_.solve_seconds,
+                             "reduced_lp_seconds_per_rho": curves["lp_s"].tolist()})
+    ctx.artifact("official_votes_curves", {"rhos": rho_list, "targets": targets.tolist(),
+                                           **{k: v.tolist() for k, v in curves.items()}})
     _plot(ctx, "cora_ml_official_votes", rho_list, curves, "Cora-ML, official GCN votes (p_e=0.9, p_n=0.8)",
-          p_lower, p_upper, target_sets, tau, 0.9, 0.8)
+          p_lower, p_upper, targets, tau, 0.9, 0.8)
     return metrics
 
 
-@experiment(PAPER, quick={"dataset": "citeseer", "num_samples": 50_000, "epochs": 1000, "patience": 30},
-            full={"dataset": "citeseer", "num_samples": 100_000, "epochs": 1000, "patience": 30})
+@experiment(PAPER, quick={"num_samples": 50_000, "seeds": 5}, full={"num_samples": 100_000, "seeds": 5},
+            smoke={"num_samples": 200, "epochs": 5, "patience": 2, "rhos": [20], "timing_rho": 4}, threads=1,
+            summarize=_max_over_seeds("lp2_full_seconds"))
 def own_smoothing(ctx, dataset: str = "citeseer", model: str = "gcn", p_e: float = 0.9, p_n: float = 0.8,
-                  num_samples: int = 100_000, epochs: int = 1000, patience: int = 30, target_seeds: int = 5,
-                  rhos: str = RHOS, injected_fraction: float = 0.05, tau: int = 6, timing_rho: int = 160) -> dict:
-    """Our smoothing end to end: train, vote, certify; ratio at rho = 5% of the graph; LP2 time at rho = 160."""
-    with limit_threads(1):  # sparse, small ops: extra threads only add contention
-        return _own_smoothing(ctx, dataset, model, p_e, p_n, num_samples, epochs, patience, target_seeds, rhos,
-                              injected_fraction, tau, timing_rho)
+                  num_samples: int = 100_000, epochs: int = 1000, patience: int = 30, rhos: list[int] = RHOS,
+                  injected_fraction: float = 0.05, tau: int = 6, timing_rho: int = 160) -> dict[str, float]:
+    """Our smoothing end to end: train, vote, certify; ratio at rho = 5% of the graph; LP2 time at rho = 160.
 
+    One seed trains one smoothed model (``ctx.child_seed("smoothing")``) and certifies one draw of 100 correctly
+    classified test nodes (``ctx.rng("targets")``); the claims read the mean ratio over seeds and the slowest
+    paper-LP2 solve over seeds. Other smoothing levels or a GAT run via ``--set p_e=..,p_n=..,model=gat``.
+    Training and voting wall times are in the ``timings`` artifact.
 
-def _own_smoothing(ctx, dataset, model, p_e, p_n, num_samples, epochs, patience, target_seeds, rhos,
-                   injected_fraction, tau, timing_rho) -> dict[str, float]:
+    Measured before the runner took over repetition (quick, one model and 5 target draws in one run): collective
+    0.80 against sample-wise 0.0 at rho = 5% (106 nodes); the paper's LP2 at rho = 160 solved in 1.2 s.
+    """
+    budgets = _budgets(rhos)
     data = cert_graph(dataset)
     y, adj, n = data.y.numpy(), _adjacency(data), data.num_nodes
     train, val, test = cert_split(y, 50, 2020)
     rho_5 = int(round(injected_fraction * n))
-    rho_list = sorted(set(_parse_rhos(rhos)) | {rho_5})
+    rho_list = sorted(set(budgets) | {rho_5})
     smoother = NodeAwareSmoothing(p_e=p_e, p_n=p_n, model=model, epochs=epochs, patience=patience,
-                                  num_samples=num_samples, alpha=ALPHA, seed=ctx.child_seed(0))
+                                  num_samples=num_samples, alpha=ALPHA, seed=ctx.child_seed("smoothing"))
     start = time.perf_counter()
     smoother.fit(data, train, val)
     train_seconds = time.perf_counter() - start
@@ -186,27 +211,26 @@ def _own_smoothing(ctx, dataset, model, p_e, p_n, num_samples, epochs, patience,
     correct = test[top2[test, 0] == y[test]]
     if correct.size < 100:
         raise ValueError(f"only {correct.size} test nodes are correctly classified; need 100 targets")
-    rng = np.random.default_rng(ctx.child_seed(1))
-    target_sets = [rng.choice(correct, 100, replace=False) for _ in range(target_seeds)]
-    curves = _certify_curves(adj, p_lower, p_upper, target_sets, rho_list, tau, p_e, p_n)
+    targets = ctx.rng("targets").choice(correct, 100, replace=False)
+    curves = _certify_curves(adj, p_lower, p_upper, targets, rho_list, tau, p_e, p_n)
     metrics = _curve_metrics(curves, rho_list)
     j = rho_list.index(rho_5)
     c1, c2 = path_costs(p_e, p_n)
-    targets = target_sets[0]
     timed = lp2(adj, targets, flip_weights(p_lower[targets], p_upper[targets]), timing_rho, tau, c1, c2,
                 restrict=False)
     metrics.update({
-        "rho_5pct": float(rho_5), "collective_5pct": float(curves["collective"][:, j].mean()),
-        "samplewise_5pct": float(curves["samplewise"][:, j].mean()),
-        "combined_5pct": float(curves["combined"][:, j].mean()),
+        "rho_5pct": float(rho_5), "collective_5pct": float(curves["collective"][j]),
+        "samplewise_5pct": float(curves["samplewise"][j]), "combined_5pct": float(curves["combined"][j]),
         "smoothed_test_accuracy": float((top2[test, 0] == y[test]).mean()),
-        "train_seconds": train_seconds, "train_epochs": smoother.training_["epochs"],
-        "smoothing_seconds": smoothing_seconds, "num_samples": float(num_samples),
+        "train_epochs": float(smoother.training_["epochs"]), "num_samples": float(num_samples),
         "timing_rho": float(timing_rho), "lp2_full_seconds": timed.solve_seconds,
-        "lp2_full_build_seconds": timed.build_seconds, "lp2_full_variables": float(timed.num_variables),
+        "lp2_full_variables": float(timed.num_variables),
     })
+    ctx.artifact("timings", {"train_seconds": train_seconds, "smoothing_seconds": smoothing_seconds,
+                             "lp2_full_build_seconds": timed.build_seconds,
+                             "reduced_lp_seconds_per_rho": curves["lp_s"].tolist()})
     _plot(ctx, f"{dataset}_own_smoothing", rho_list, curves, f"{dataset}, our {model.upper()} (p_e={p_e}, p_n={p_n})",
-          p_lower, p_upper, target_sets, tau, p_e, p_n)
+          p_lower, p_upper, targets, tau, p_e, p_n)
     return metrics
 
 
@@ -230,20 +254,25 @@ def _two_hop_classifier(n, base, num_classes):
     return classify
 
 
-@experiment(PAPER, quick={"cases": 12}, full={"cases": 40})
-def soundness(ctx, cases: int = 12, num_nodes: int = 4) -> dict:
-    """Exhaustive injections on tiny random graphs with exact smoothed probabilities: do certified nodes flip?"""
+@experiment(PAPER, quick={"cases": 12}, full={"cases": 40}, smoke={"cases": 2}, threads=1)
+def soundness(ctx, cases: int = 12, num_nodes: int = 4) -> dict[str, float]:
+    """Exhaustive injections on tiny random graphs with exact smoothed probabilities: do certified nodes flip?
+
+    Each case draws a random tree plus one edge, (p_e, p_n) and a two-hop base classifier from ``ctx.rng("case",
+    i)``, cycles (rho, tau) through (1, 2), (2, 1), (2, 2), and attacks with every injection; counts are totals
+    over the cases. Measured before the seed idiom changed the case draws (quick): 589 flips, 0 violations.
+    """
     totals = dict.fromkeys(("flips", "samplewise_certified", "samplewise_violations", "collective_violations",
                             "official_rule_violations", "lp_violations", "injections"), 0.0)
     for case in range(cases):
-        rng = np.random.default_rng([ctx.seed, case])
+        rng = ctx.rng("case", case)
         rho, tau = [(1, 2), (2, 1), (2, 2)][case % 3]
         p_e, p_n = float(rng.uniform(0.3, 0.7)), float(rng.uniform(0.02, 0.5))
         adj = _tiny_graph(rng, num_nodes)
         classify = _two_hop_classifier(num_nodes, rng.integers(3, size=num_nodes + rho), 3)
         targets = np.arange(num_nodes)
         result = attack_all_injections(classify, adj, targets, rho, tau, p_e, p_n, 3)
-        p_a, p_b = top_two_probabilities(result["clean_probs"])
+        _, p_a, p_b = top_two(result["clean_probs"])  # exact top-two class probabilities
         flipped = result["flipped"]
         sound = samplewise_certified(p_a, p_b, rho, tau, p_e, p_n, "conservative")
         official = samplewise_certified(p_a, p_b, rho, tau, p_e, p_n, "official")
@@ -266,18 +295,18 @@ CLAIMS = [
           "50: 0.89-0.90, 100: 0.80, 160: 0.68-0.69; within 0.02) and sample-wise certifies nothing for rho >= 31",
           experiment=official_votes,
           check=lambda m: all(abs(m[f"collective_rho{r}"] - v) <= 0.02 for r, v in PRESTUDY.items())
-          and m["samplewise_last_nonzero_rho"] <= 30,
+          and m["samplewise_last_nonzero_rho_max"] <= 30,
           paper="pre-study, official formulation: 0.95 / 0.89-0.90 / 0.80 / 0.68-0.69; sample-wise 0 at rho >= 31"),
-    Claim("The exact symmetry-reduced LP2 has the same optimum as the paper's LP2",
-          experiment=official_votes, check=lambda m: m["lp2_optimum_gap"] <= 1e-4,
+    Claim("The exact symmetry-reduced LP2 has the same optimum as the paper's LP2 (on every target set)",
+          experiment=official_votes, check=lambda m: m["lp2_optimum_gap_max"] <= 1e-4,
           paper="ours: M* = 19.384 at rho = 100 for both"),
     Claim("With our smoothing on CiteSeer at rho = 5% of the graph, sample-wise certifies ~0% while collective "
           "certifies a large share (collective >= 0.6, sample-wise <= 0.05)",
           experiment=own_smoothing,
           check=lambda m: m["collective_5pct"] >= 0.6 and m["samplewise_5pct"] <= 0.05,
           paper="abstract: 0.0% (sample-wise) -> 81.2% (collective) on Citeseer, 5% injected nodes"),
-    Claim("The paper's LP2 at the largest budget (rho = 160, CiteSeer) solves in under 60 s",
-          experiment=own_smoothing, check=lambda m: m["lp2_full_seconds"] < 60.0,
+    Claim("The paper's LP2 at the largest budget (rho = 160, CiteSeer) solves in under 60 s on every seed",
+          experiment=own_smoothing, check=lambda m: m["lp2_full_seconds_max"] < 60.0,
           paper="abstract: LP solved within 1 minute on Citeseer"),
     Claim("Soundness: on tiny graphs no exhaustive injection flips a node certified sample-wise (conservative rule) "
           "or escapes the collective flip condition, and flips do occur",
