@@ -47,3 +47,14 @@ def check_positive(name: str, value: float, allow_zero: bool = False) -> float:
         bound = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"{name} must be {bound}, got {value}")
     return value
+
+
+class FittedAttributes:
+    """Mixin: reading a learned attribute (``name_``) that ``fit`` has not set yet raises ``NotFittedError``."""
+
+    _fit_call = "fit(...)"  # how the estimator learns, named in the message
+
+    def __getattr__(self, name: str):
+        if name.endswith("_") and not name.startswith("_"):
+            raise NotFittedError(f"this {type(self).__name__} has no {name} yet; call {self._fit_call} first")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

@@ -1,31 +1,10 @@
-"""E4 policy, the batched runner and the linear-bandit environment."""
+"""E4 (Algorithm 1 of Ren, Jin & Xu): batches, the allocation batch, the stopping test and its fallback."""
 
 import numpy as np
 import pytest
 
+from icml24._validation import NotFittedError
 from icml24.bandits import E4, LinearBandit, end_of_optimism_instance, random_instance, run_batched
-from icml24.bandits.runner import fit_to_horizon
-
-
-def test_end_of_optimism_instance_matches_the_paper():
-    bandit = end_of_optimism_instance(3, 0.1)
-    expected = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1], [0.9, 0.2, 0], [0.9, 0, 0.2]])
-    np.testing.assert_allclose(bandit.arms, expected)
-    assert bandit.best_arm == 0 and bandit.gaps[3] == pytest.approx(0.1)
-
-
-def test_random_instance_reproduces_the_official_draw():
-    bandit = random_instance(5, 3, np.random.RandomState(1))
-    legacy = np.random.RandomState(1).uniform(0, 1, (3, 5))
-    np.testing.assert_allclose(bandit.arms[1:], legacy.T[1:])
-    np.testing.assert_allclose(bandit.arms[0], [1, 0, 0])
-
-
-def test_fit_to_horizon_modes():
-    counts = np.array([10, 30, 60])
-    assert fit_to_horizon(counts, 50).sum() == 50
-    np.testing.assert_array_equal(fit_to_horizon(counts, 50), [5, 15, 30])
-    np.testing.assert_array_equal(fit_to_horizon(counts, 50, "in_order"), [10, 30, 10])
 
 
 def test_e4_finds_best_arm_on_easy_two_arm_instance():
@@ -66,6 +45,31 @@ def test_e4_falls_back_to_elimination_when_test_fails():
     assert run.num_batches >= 3
 
 
-def test_e4_rejects_tiny_horizon():
+def test_e4_warns_when_two_arms_tie_for_best_and_regret_goes_linear():
+    bandit = LinearBandit(np.array([[1.0, 0.0], [0.9, 0.2], [0.0, 1.0]]), np.array([1.0, 0.5]))
+    with pytest.warns(UserWarning, match=r"arms \[0, 1\] tie for the best mean: E4's stopping test"):
+        run = run_batched(E4(), bandit, 10_000, seed=0)
+    assert not run.info["chernoff_passed"] and run.final_regret > 0.1 * 10_000
+
+
+def test_e4_rejects_tiny_horizon_and_a_one_arm_bandit():
     with pytest.raises(ValueError, match="horizon"):
         run_batched(E4(), end_of_optimism_instance(), 10, seed=0)
+    with pytest.raises(ValueError, match="E4 needs at least 2 arms, got 1"):
+        run_batched(E4(), LinearBandit(np.array([[1.0, 0.0]]), np.array([1.0, 0.0])), 100, seed=0)
+
+
+@pytest.mark.parametrize("kwargs,match", [({"gamma": float("nan")}, "gamma contains NaN"),
+                                          ({"gamma": -1.0}, "gamma must be >= 0"),
+                                          ({"reg": 0.0}, "reg must be > 0"),
+                                          ({"design_tol": float("inf")}, "design_tol contains NaN")])
+def test_e4_rejects_bad_hyperparameters(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        E4(**kwargs)
+
+
+def test_e4_before_reset_raises_not_fitted():
+    with pytest.raises(NotFittedError, match="call reset"):
+        E4().next_batch(100)
+    with pytest.raises(NotFittedError):
+        _ = E4().allocation_

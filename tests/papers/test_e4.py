@@ -1,32 +1,72 @@
-"""Smoke test of the E4 reproduction: tiny settings, finite metrics, determinism, claims evaluate."""
+"""The E4 reproduction: typed instance lists, one run per seed, across-seed best baselines, claims that can fail."""
 
-import math
+import pytest
 
 from icml24.core import Context
+from icml24.core.params import parse_value
+from icml24.core.runner import execute, plan
+from icml24.core.verdicts import aggregate, claims_of
 from icml24.papers import e4 as paper
 
-TINY_EOO = {"instances": "2:0.2:2000", "seeds": 2, "sequential_max_horizon": 500}
-TINY_RANDOM = {"instances": "5:3", "horizon": 2000, "seeds": 2, "algorithms": "e4,phaelimd,rs-oful"}
+EOO, RANDOM = paper.end_of_optimism_regret, paper.random_regret
 
 
-def test_end_of_optimism_smoke(tmp_path):
-    metrics = paper.end_of_optimism_regret(Context(seed=0, out_dir=tmp_path), **TINY_EOO)
-    assert all(isinstance(v, float) and math.isfinite(v) for v in metrics.values())
-    assert "eoo_d2_eps0p2_e4_regret" in metrics and (tmp_path / "regret_eoo_d2_eps0p2.png").exists()
+def test_instances_are_typed_lists_on_the_cli():
+    assert parse_value(EOO, "instances", "2:0.01:10000,3:0.2:5e4") == ["2:0.01:10000", "3:0.2:5e4"]
+    assert parse_value(EOO, "algorithms", "e4,phaelimd") == ["e4", "phaelimd"]
+    assert EOO.config(setting="quick")["instances"][0] == "2:0.01:10000"
 
 
-def test_random_smoke_deterministic(tmp_path):
-    first = paper.random_regret(Context(seed=3, out_dir=tmp_path), **TINY_RANDOM)
-    second = paper.random_regret(Context(seed=3, out_dir=tmp_path), **TINY_RANDOM)
-    assert {k: v for k, v in first.items() if not k.endswith("seconds")} == {
-        k: v for k, v in second.items() if not k.endswith("seconds")}
+@pytest.mark.parametrize("bad", ["2:0.01", "2:x:1000", "2.5:0.01:1000"])
+def test_a_malformed_instance_says_what_it_expects(bad, tmp_path):
+    with pytest.raises(ValueError, match="must be d:eps:T, e.g. 2:0.01:10000"):
+        EOO(Context(seed=0, out_dir=tmp_path), instances=[bad], algorithms=["e4"])
 
 
-def test_claims_evaluate(tmp_path):
-    eoo = paper.end_of_optimism_regret(Context(seed=0, out_dir=tmp_path), instances="2:0.01:2000", seeds=1,
-                                       algorithms="e4,phaelimd,rs-oful,endoa")
-    rnd = paper.random_regret(Context(seed=0, out_dir=tmp_path), instances="50:20", horizon=1000, seeds=1,
-                              algorithms="e4,phaelimd,rs-oful")
-    for claim in paper.CLAIMS:
-        metrics = eoo if claim.experiment is paper.end_of_optimism_regret else rnd
-        assert claim.evaluate(metrics).status in {"holds", "fails"}
+def test_unknown_algorithm_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="algorithms must list e4"):
+        RANDOM(Context(seed=0, out_dir=tmp_path), instances=["3:2"], horizon=100, algorithms=["e4", "ucb9"])
+
+
+def test_one_seed_is_one_run_and_seeds_differ(tmp_path):
+    tasks = plan([EOO], seeds=[0, 1], setting="smoke", store_folder=tmp_path)
+    records = [execute(task) for task in tasks]
+    assert [r.status for r in records] == ["ok", "ok"], [r.error for r in records]
+    first, second = (r.metrics for r in records)
+    assert first["eoo_d2_eps0p01_e4_three_batch_frac"] in (0.0, 1.0)  # one run: an indicator
+    assert first["eoo_d2_eps0p01_e4_regret"] != second["eoo_d2_eps0p01_e4_regret"]
+    assert not any(key.endswith("seconds") for key in first)  # wall times are an artifact, not a metric
+    summary = aggregate(records, EOO)
+    assert summary["num_seeds"] == 2 and "eoo_d2_eps0p01_e4_regret_std" in summary
+    for claim in claims_of(EOO):
+        assert claim.evaluate(summary).status in {"holds", "fails"}
+
+
+def test_best_baseline_is_the_minimum_of_mean_regrets_not_the_mean_of_minima():
+    per_seed = [
+        {"eoo_d2_eps0p01_phaelimd_regret": 100.0, "eoo_d2_eps0p01_rs_oful_regret": 900.0,
+         "eoo_d2_eps0p01_endoa_regret": 500.0, "eoo_d2_eps0p01_e4_regret": 50.0},
+        {"eoo_d2_eps0p01_phaelimd_regret": 900.0, "eoo_d2_eps0p01_rs_oful_regret": 100.0,
+         "eoo_d2_eps0p01_endoa_regret": 500.0, "eoo_d2_eps0p01_e4_regret": 50.0},
+    ]
+    summary = paper._best_baselines(per_seed)
+    assert summary["eoo_d2_eps0p01_best_baseline_regret"] == 500.0  # EndOA's mean; the mean of minima is 100
+    assert summary["eoo_d2_eps0p01_best_batched_baseline_regret"] == 500.0
+
+
+@pytest.mark.parametrize("claim_index,bad", [
+    (0, {"eoo_d2_eps0p01_e4_regret": 900.0, "eoo_d2_eps0p01_best_baseline_regret": 1000.0}),
+    (1, {"e4_three_batch_frac": 0.6}),
+    (2, {"random_k50_d20_e4_regret": 24_500.0, "random_k50_d20_best_batched_baseline_regret": 16_700.0}),
+])
+def test_every_claim_can_fail(claim_index, bad):
+    assert paper.CLAIMS[claim_index].evaluate(bad).status == "fails"
+
+
+def test_every_experiment_has_a_claim_and_settings():
+    assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
+    for exp in paper.PAPER.experiments.values():
+        assert exp.threads == 1 and exp.summarize is paper._best_baselines
+        for setting in ("quick", "full", "smoke"):
+            exp.config(setting=setting)
+    assert EOO.seeds == {"quick": 5, "full": 10, "smoke": 1}

@@ -1,31 +1,84 @@
+"""The lowrank-bandits reproduction: one seed per run, across-seed summaries, claims that can fail.
+
+The shared smoke test (tests/papers/test_every_experiment.py) runs every smoke setting at seed 0; here two seeds go
+through the runner so that every summary sees more than one seed.
+"""
+
 import math
 
+import numpy as np
 import pytest
 
-from icml24.core import Context
+from icml24.core.params import parse_value
+from icml24.core.runner import execute, plan
+from icml24.core.verdicts import aggregate, claims_of
 from icml24.papers import lowrank_bandits as paper
 
-TINY = {
-    "policy_evaluation": {"seeds": 2, "m": 12, "n": 10, "horizons": "500,1000"},
-    "size_sweep": {"seeds": 2, "sizes": "5,10", "horizon": 800},
-    "sample_complexity": {"seeds": 2, "sizes": "5,10", "horizons": "300,600,1200"},
-    "best_policy": {"seeds": 2, "m": 12, "n": 10, "horizons": "500,8000"},
-    "regret": {"seeds": 1, "m": 8, "n": 6, "horizons": "200,400"},
-}
 
-
-@pytest.mark.parametrize("name", sorted(TINY))
-def test_experiment_smoke_and_deterministic(name, tmp_path):
+@pytest.mark.parametrize("name", sorted(paper.PAPER.experiments))
+def test_two_seeds_through_the_runner_give_decidable_claims(name, tmp_path):
     exp = paper.PAPER.experiments[name]
-    first = exp(Context(seed=0, out_dir=tmp_path), **TINY[name])
-    assert first and all(isinstance(v, float) and math.isfinite(v) for v in first.values())
-    assert exp(Context(seed=0, out_dir=tmp_path), **TINY[name]) == first
-    for claim in paper.CLAIMS:
-        if claim.experiment is exp and name != "policy_evaluation":
-            assert claim.evaluate(first).status in {"holds", "fails"}
+    records = [execute(task) for task in plan([exp], seeds=[0, 1], setting="smoke", store_folder=tmp_path)]
+    assert [r.status for r in records] == ["ok", "ok"], [r.error for r in records]
+    assert records[0].metrics != records[1].metrics  # each seed is its own repetition
+    summary = aggregate(records, exp)
+    assert summary["num_seeds"] == 2 and all(math.isfinite(v) for v in summary.values())
+    for claim in claims_of(exp):
+        assert claim.evaluate(summary).status in {"holds", "fails"}
 
 
-def test_every_experiment_has_a_claim_and_quick_config():
+def test_horizons_and_sizes_are_typed_lists():
+    assert parse_value(paper.policy_evaluation, "horizons", "2000,8000") == [2000, 8000]
+    assert parse_value(paper.size_sweep, "sizes", "10,20") == [10, 20]
+    with pytest.raises(ValueError, match="expects list\\[int\\]"):
+        parse_value(paper.sample_complexity, "sizes", "10,big")
+
+
+def test_policy_evaluation_summary_is_a_ratio_of_means_and_a_median():
+    per_seed = [{"ips_error_T8000": 10.0, "rspe_error_T8000": 0.1, "ips_error_T2000": 20.0, "rspe_error_T2000": 1.0},
+                {"ips_error_T8000": 10.0, "rspe_error_T8000": 1.9, "ips_error_T2000": 20.0, "rspe_error_T2000": 1.0},
+                {"ips_error_T8000": 10.0, "rspe_error_T8000": 0.1, "ips_error_T2000": 20.0, "rspe_error_T2000": 1.0}]
+    summary = paper._policy_evaluation_summary(per_seed)
+    assert summary["min_ips_over_rspe_T8k_plus"] == pytest.approx(10.0 / (2.1 / 3))  # not the mean of ratios
+    assert summary["median_ips_over_rspe_T8k_plus"] == pytest.approx(100.0)
+    assert summary["ips_slope_vs_T"] == pytest.approx(-0.5)
+
+
+def test_sample_complexity_summary_recovers_a_linear_law():
+    # error = sqrt((m + n) / T): the samples for a fixed epsilon grow exactly linearly in m + n
+    per_seed = [{"epsilon": 0.05, **{f"rspe_error_size{s}_T{t}": math.sqrt(2 * s / t) * scale
+                                     for s in (10, 20, 40) for t in (1000, 4000, 16000)}}
+                for scale in (0.9, 1.1)]
+    summary = paper._sample_complexity_summary(per_seed)
+    assert summary["sample_complexity_slope"] == pytest.approx(1.0)
+    assert summary["error_slope_vs_T_size20"] == pytest.approx(-0.5)
+    assert summary["samples_needed_size10"] == pytest.approx(20 / 0.05**2)
+
+
+def test_regret_and_size_summaries_read_the_means():
+    grid = (1000, 4000)
+    per_seed = [{f"{name}_regret_T{t}": c * np.sqrt(t) for name in ("rsrmin", "linucb", "pairucb") for t in grid}
+                for c in (1.0, 3.0)]
+    assert paper._regret_summary(per_seed)["rsrmin_slope"] == pytest.approx(0.5)
+    sizes = [{"ips_error_size10": 1.0, "ips_error_size40": 2.0, "rspe_error_size10": 1.0, "rspe_error_size40": 0.5}]
+    summary = paper._size_sweep_summary(sizes)
+    assert summary["ips_slope_vs_size"] == pytest.approx(0.5) and summary["ips_over_rspe_largest"] == 4.0
+
+
+@pytest.mark.parametrize("claim_index,bad", [
+    (0, {"min_ips_over_rspe_T8k_plus": 1.87}),
+    (1, {"ips_slope_vs_size": 0.3, "rspe_slope_vs_size": 0.1, "ips_over_rspe_largest": 1.48}),
+    (2, {"rsbpi_gap_T8000": 1.58, "sbpi_gap_T8000": 2.0}),
+    (3, {"rsrmin_slope": 0.674, "rsrmin_regret_last": 10.0, "linucb_regret_last": 20.0, "pairucb_regret_last": 20.0}),
+    (4, {"sample_complexity_slope": 2.0}),
+])
+def test_every_claim_can_fail(claim_index, bad):
+    assert paper.CLAIMS[claim_index].evaluate(bad).status == "fails"
+
+
+def test_every_experiment_has_a_claim_and_settings():
     assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
     for exp in paper.PAPER.experiments.values():
-        exp.config()
+        assert exp.threads == 1
+        for setting in ("quick", "full", "smoke"):
+            exp.config(setting=setting)

@@ -4,7 +4,8 @@ Given estimated gaps ``Delta_x`` and the estimated best arm ``x*``, find pull ra
 
     minimise  sum_x w_x Delta_x   subject to   ||x||^2_{H(w)^{-1}} <= Delta_x^2 / 2   for every x != x*,
 
-with ``H(w) = sum_x w_x x x^T`` (Lattimore & Szepesvári 2017; E4 eq. for ``w*``). Pulling ``w * log T`` times
+with ``H(w) = sum_x w_x x x^T``: the program whose value is ``c*(theta)`` in the asymptotic lower bound
+(Lattimore & Szepesvári 2017; E4's Algorithm 1, step 2, solves it at the estimated gaps). Pulling ``w * log T`` times
 each arm is the cheapest way to tell ``x*`` apart from every other arm, and ``log T * sum_x w_x Delta_x`` is
 the asymptotic regret lower bound.
 
@@ -31,6 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from icml24._validation import check_finite
 
 
 @dataclass
@@ -73,13 +76,11 @@ def optimal_allocation(arms, gaps, best: int | None = None, min_gap: float = 1e-
         max_iter (int, default 5000): iteration cap (the best iterate so far is returned).
         step (float, default 2.0): exponentiated-gradient step for the constraint weights ``mu``.
     """
-    arms = np.asarray(arms, dtype=float)
-    gaps = np.asarray(gaps, dtype=float)
+    arms = check_finite("arms", np.asarray(arms, dtype=float))
+    gaps = check_finite("gaps", np.asarray(gaps, dtype=float))
     num_arms = arms.shape[0] if arms.ndim == 2 else -1
     if arms.ndim != 2 or gaps.shape != (num_arms,):
         raise ValueError(f"arms must be [K, d] and gaps [K]; got {arms.shape} and {gaps.shape}")
-    if not (np.all(np.isfinite(gaps)) and np.all(np.isfinite(arms))):
-        raise ValueError("arms and gaps must be finite")
     best = int(np.argmin(gaps)) if best is None else int(best)
     sub = np.delete(np.arange(num_arms), best)
     weights = np.zeros(num_arms)

@@ -3,13 +3,16 @@
 Kiefer-Wolfowitz: the design ``pi`` maximising ``log det V(pi)``, ``V(pi) = sum_x pi(x) x x^T``, also minimises
 ``g(pi) = max_x ||x||^2_{V(pi)^{-1}}``, and at the optimum ``g = d``. Frank-Wolfe moves mass toward the arm of
 largest ``||x||^2_{V^{-1}}`` with the exact line-search step ``(g/d - 1)/(g - 1)`` (Lattimore & Szepesvári,
-Bandit Algorithms, Note 21.2), the rule of the E4 paper's official code. Away steps (mass taken off the
-support arm of smallest norm, Todd & Yildirim 2007) make the convergence linear instead of ``O(1/k)``.
+Bandit Algorithms, Note 21.2), the rule of the E4 paper's official code (E4's Algorithm 1, steps 1 and 4).
+Away steps (mass taken off the support arm of smallest norm, Todd & Yildirim 2007) make the convergence linear
+instead of ``O(1/k)``.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from icml24._validation import check_finite
 
 
 def _span_coordinates(arms: np.ndarray) -> np.ndarray:
@@ -33,7 +36,7 @@ def d_optimal_design(arms, tol: float = 1e-4, max_iter: int = 100_000) -> tuple[
     Returns:
         ``(pi, g)``: the design ``[K]`` (a probability vector, started uniform) and ``g(pi)``.
     """
-    arms = np.asarray(arms, dtype=float)
+    arms = check_finite("arms", np.asarray(arms, dtype=float))
     if arms.ndim != 2 or arms.shape[0] < 1:
         raise ValueError(f"arms must be a [num_arms, dim] array, got shape {arms.shape}")
     coords = _span_coordinates(arms)

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._validation import check_positive
+
 from .allocation import optimal_allocation
+from .batched import BatchedPolicy
 from .design import d_optimal_design, design_counts
-from .runner import BatchedPolicy
 
 
 class E4(BatchedPolicy):
-    r"""E4 (Ren, Jin & Xu, "Optimal Batched Linear Bandits", ICML 2024), with the official code's constants.
+    r"""E4 (Ren, Jin & Xu, "Optimal Batched Linear Bandits", ICML 2024, Algorithm 1), with the official code's
+    constants.
 
     Asymptotically optimal regret with 3 batches as ``T -> inf`` (explore, allocate, commit), and minimax-optimal
     finite-time regret with ``O(log log T)`` batches when the stopping test fails. Each step is one batch:
@@ -27,6 +30,8 @@ class E4(BatchedPolicy):
        whose estimated mean is below the best by ``2 eps_l``, ``eps_l = sqrt(d log(K T^2) / T_l)``.
     5. **Exploit** the last arm standing.
 
+    E4 needs at least two arms, and its stopping test assumes a unique optimal arm (``run_batched`` warns on a tie).
+
     Args:
         reg (float, default 1.0): ridge of the least-squares estimate.
         gamma (float, default 10.0): exponent of the batch-2 cap and of ``T_3``.
@@ -37,9 +42,12 @@ class E4(BatchedPolicy):
     ``allocation_objective``, ``elimination_batches``).
     """
 
+    requires_unique_best = True
+
     def __init__(self, reg: float = 1.0, gamma: float = 10.0, design_tol: float = 1e-4):
-        if reg <= 0 or gamma < 0 or design_tol <= 0:
-            raise ValueError(f"need reg > 0, gamma >= 0, design_tol > 0; got {reg}, {gamma}, {design_tol}")
+        check_positive("reg", reg)
+        check_positive("gamma", gamma, allow_zero=True)
+        check_positive("design_tol", design_tol)
         self.reg = reg
         self.gamma = gamma
         self.design_tol = design_tol
@@ -49,6 +57,8 @@ class E4(BatchedPolicy):
 
     def reset(self, arms, horizon, rng=None) -> None:
         super().reset(arms, horizon, rng)
+        if self.arms_.shape[0] < 2:
+            raise ValueError(f"E4 needs at least 2 arms, got {self.arms_.shape[0]} (with one arm, just pull it)")
         if self.horizon_ < 16:
             raise ValueError(f"E4 needs horizon >= 16 (log log T > 0), got {self.horizon_}")
         self.phase_ = "explore"
@@ -68,22 +78,22 @@ class E4(BatchedPolicy):
     def _elimination_budget(self) -> float:
         log_t = np.log(self.horizon_)
         if self.level_ == 0:
-            return float(log_t ** (1 + self.gamma))  # batch 3: T_3 = (log T)^{1+gamma}
-        return float(self.horizon_ ** (1 - 2.0 ** -self.level_))  # T_l = T^{1 - 2^{-l}}
+            return float(log_t ** (1 + self.gamma))  # Alg. 1 batch 3: T_3 = (log T)^{1+gamma}
+        return float(self.horizon_ ** (1 - 2.0 ** -self.level_))  # Alg. 1 later batches: T_l = T^{1 - 2^{-l}}
 
     def next_batch(self, remaining: int) -> np.ndarray:
         num_arms, dim = self.arms_.shape
         horizon = self.horizon_
         if self.phase_ == "explore":
-            return self._design_batch(np.sqrt(horizon))  # step 1, T_1 = sqrt(T)
-        if self.phase_ == "allocate":  # step 2
+            return self._design_batch(np.sqrt(horizon))  # Alg. 1 step 1 (explore): T_1 = sqrt(T)
+        if self.phase_ == "allocate":  # Alg. 1 step 2 (estimate): w* alpha log T pulls, capped
             log_t, loglog_t = np.log(horizon), np.log(np.log(horizon))
             alpha = (1 + 1 / loglog_t) * (1 + dim * loglog_t / log_t)
             cap = min(log_t ** (1 + self.gamma), horizon / (2 * num_arms))
             return np.ceil(np.minimum(self.allocation_.weights * alpha * log_t, cap)).astype(np.int64)
-        if self.phase_ == "eliminate":  # step 4
+        if self.phase_ == "eliminate":  # Alg. 1 step 4 (eliminate)
             return self._design_batch(self._elimination_budget())
-        counts = np.zeros(num_arms, dtype=np.int64)  # step 5: exploit
+        counts = np.zeros(num_arms, dtype=np.int64)  # Alg. 1 step 5 (exploit)
         counts[self.active_[0]] = remaining
         return counts
 
@@ -100,7 +110,7 @@ class E4(BatchedPolicy):
             self.info_["allocation_converged"] = self.allocation_.converged
             self.info_["allocation_objective"] = self.allocation_.objective
             self.phase_ = "allocate"
-        elif self.phase_ == "allocate":
+        elif self.phase_ == "allocate":  # Alg. 1 step 3: Chernoff stopping test Z > log(t^{d/2} T) / 2
             gaps, best = self._estimated_gaps(self.arms_)
             diffs = self.arms_ - self.arms_[best]
             spread = 2.0 * self.stats_.norms_of(diffs)  # 2 ||x - x*||^2_{V^{-1}}
@@ -116,7 +126,7 @@ class E4(BatchedPolicy):
                 self.phase_ = "exploit"
             else:
                 self.phase_ = "eliminate"
-        elif self.phase_ == "eliminate":
+        elif self.phase_ == "eliminate":  # Alg. 1 step 4: keep arms within 2 eps_l of the best
             budget = self._elimination_budget()
             eps = np.sqrt(self.arms_.shape[1] * np.log(self.arms_.shape[0] * self.horizon_**2) / budget)
             means = self.arms_[self.active_] @ self.stats_.theta

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._validation import check_positive
+
 from .allocation import optimal_allocation
+from .batched import BatchedPolicy
 from .linucb import ucb_arm
-from .runner import BatchedPolicy
 
 
 class EndOfOptimism(BatchedPolicy):
@@ -33,8 +35,10 @@ class EndOfOptimism(BatchedPolicy):
     sequential = True
 
     def __init__(self, reg: float = 1.0, c: float = 1.0, block: int = 1024):
-        if reg <= 0 or c < 0 or block < 1:
-            raise ValueError(f"need reg > 0, c >= 0, block >= 1; got {reg}, {c}, {block}")
+        check_positive("reg", reg)
+        check_positive("c", c, allow_zero=True)
+        if block < 1:
+            raise ValueError(f"block must be >= 1, got {block}")
         self.reg = reg
         self.c = c
         self.block = block

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._validation import check_finite, check_positive
+
 
 class LinearBandit:
     """A ``K``-armed linear bandit ``r = <x_a, theta> + sigma * eps`` with Gaussian noise.
@@ -21,25 +23,24 @@ class LinearBandit:
         means (``[K]``): expected reward of each arm, ``arms @ theta``.
         gaps (``[K]``): suboptimality gap of each arm, ``max(means) - means``.
         best_arm (int): index of an optimal arm.
+        optimal_arms (``[k]``): indices of every arm whose mean ties with the best (to 1e-9 relative).
     """
 
     def __init__(self, arms, theta, noise_std: float = 1.0):
-        arms = np.asarray(arms, dtype=float)
-        theta = np.asarray(theta, dtype=float)
+        arms = check_finite("arms", np.asarray(arms, dtype=float))
+        theta = check_finite("theta", np.asarray(theta, dtype=float))
+        check_positive("noise_std", noise_std, allow_zero=True)
         if arms.ndim != 2 or arms.shape[0] < 1:
             raise ValueError(f"arms must be a [num_arms, dim] array, got shape {arms.shape}")
         if theta.shape != (arms.shape[1],):
             raise ValueError(f"theta must have shape ({arms.shape[1]},) to match arms {arms.shape}, got {theta.shape}")
-        if not (np.all(np.isfinite(arms)) and np.all(np.isfinite(theta))):
-            raise ValueError("arms and theta must be finite")
-        if noise_std < 0:
-            raise ValueError(f"noise_std must be >= 0, got {noise_std}")
         self.arms = arms
         self.theta = theta
         self.noise_std = float(noise_std)
         self.means = arms @ theta
         self.gaps = self.means.max() - self.means
         self.best_arm = int(np.argmax(self.means))
+        self.optimal_arms = np.flatnonzero(self.gaps <= 1e-9 * max(1.0, float(np.abs(self.means).max())))
 
     @property
     def num_arms(self) -> int:

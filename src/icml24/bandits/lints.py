@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .runner import BatchedPolicy
+from icml24._validation import check_positive
+
+from .batched import BatchedPolicy
 
 
 class LinTS(BatchedPolicy):
@@ -22,8 +24,8 @@ class LinTS(BatchedPolicy):
     sequential = True
 
     def __init__(self, reg: float = 1.0, scale: float = 1.0):
-        if reg <= 0 or scale < 0:
-            raise ValueError(f"need reg > 0 and scale >= 0; got {reg}, {scale}")
+        check_positive("reg", reg)
+        check_positive("scale", scale, allow_zero=True)
         self.reg = reg
         self.scale = scale
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .runner import BatchedPolicy
+from icml24._validation import check_positive
+
+from .batched import BatchedPolicy
 
 
 def ucb_arm(arms: np.ndarray, theta: np.ndarray, gram_inverse: np.ndarray, radius: float) -> int:
@@ -32,8 +34,11 @@ class LinUCB(BatchedPolicy):
     sequential = True
 
     def __init__(self, reg: float = 1.0, noise_std: float = 1.0, theta_norm: float = 1.0, delta: float | None = None):
-        if reg <= 0 or noise_std < 0 or theta_norm < 0 or (delta is not None and not 0 < delta < 1):
-            raise ValueError("need reg > 0, noise_std >= 0, theta_norm >= 0 and delta in (0, 1)")
+        check_positive("reg", reg)
+        check_positive("noise_std", noise_std, allow_zero=True)
+        check_positive("theta_norm", theta_norm, allow_zero=True)
+        if delta is not None and not 0 < delta < 1:
+            raise ValueError(f"delta must lie in (0, 1), got {delta}")
         self.reg = reg
         self.noise_std = noise_std
         self.theta_norm = theta_norm

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._validation import check_positive
+
+from .batched import BatchedPolicy
 from .design import d_optimal_design, design_counts
-from .runner import BatchedPolicy
 
 
 class PhasedElimination(BatchedPolicy):
@@ -26,8 +28,8 @@ class PhasedElimination(BatchedPolicy):
     """
 
     def __init__(self, reg: float = 1.0, design_tol: float = 1e-4):
-        if reg <= 0 or design_tol <= 0:
-            raise ValueError(f"need reg > 0 and design_tol > 0; got {reg}, {design_tol}")
+        check_positive("reg", reg)
+        check_positive("design_tol", design_tol)
         self.reg = reg
         self.design_tol = design_tol
 

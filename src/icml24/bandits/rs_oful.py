@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .runner import BatchedPolicy
+from icml24._validation import check_positive
+
+from .batched import BatchedPolicy
 
 
 class RarelySwitchingOFUL(BatchedPolicy):
@@ -24,8 +26,8 @@ class RarelySwitchingOFUL(BatchedPolicy):
     """
 
     def __init__(self, reg: float = 1.0, switch_factor: float = 0.5):
-        if reg <= 0 or switch_factor <= 0:
-            raise ValueError(f"need reg > 0 and switch_factor > 0; got {reg}, {switch_factor}")
+        check_positive("reg", reg)
+        check_positive("switch_factor", switch_factor)
         self.reg = reg
         self.switch_factor = switch_factor
 

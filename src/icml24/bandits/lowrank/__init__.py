@@ -4,11 +4,11 @@ Phase 1 estimates the singular subspaces of the reward matrix from an importance
 phase 2 solves a misspecified linear problem in reduced features of dimension ``r(m + n) - r^2``.
 """
 
-from icml24.bandits.lowrank.environment import LowRankBandit, as_policy_matrix
-from icml24.bandits.lowrank.estimators import IPS, RSBPI, RSPE, SBPI, SIPS, IPSGreedy
-from icml24.bandits.lowrank.features import ReducedFeatures
-from icml24.bandits.lowrank.regret import RSRMIN, LinUCBOneHot, PairUCB
-from icml24.bandits.lowrank.subspace import (
+from .environment import LowRankBandit, as_policy_matrix
+from .estimators import IPS, RSBPI, RSPE, SBPI, SIPS, IPSGreedy
+from .features import ReducedFeatures
+from .regret import RSRMIN, LinUCBOneHot, PairUCB
+from .subspace import (
     SingularSubspaces,
     ips_matrix,
     pair_counts,

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._validation import check_finite, check_positive
+
 
 def as_policy_matrix(policy, shape: tuple[int, int]) -> np.ndarray:
     """A policy as a row-stochastic matrix ``[m, n]``.
@@ -18,7 +20,7 @@ def as_policy_matrix(policy, shape: tuple[int, int]) -> np.ndarray:
         shape: ``(m, n)``.
     """
     m, n = shape
-    policy = np.asarray(policy)
+    policy = check_finite("policy", np.asarray(policy))
     if policy.ndim == 1:
         if policy.shape[0] != m or not np.issubdtype(policy.dtype, np.integer):
             raise ValueError(f"a deterministic policy must be {m} integer arms (one per context), got {policy.shape}")
@@ -44,15 +46,15 @@ class LowRankBandit:
     """
 
     def __init__(self, reward_matrix, context_probs=None, noise_std: float = 1.0):
-        matrix = np.asarray(reward_matrix, dtype=float)
+        matrix = check_finite("reward_matrix", np.asarray(reward_matrix, dtype=float))
         if matrix.ndim != 2 or min(matrix.shape) < 1:
             raise ValueError(f"reward_matrix must be a non-empty 2-D array [m, n], got shape {matrix.shape}")
         m, _ = matrix.shape
         probs = np.full(m, 1.0 / m) if context_probs is None else np.asarray(context_probs, dtype=float)
+        check_finite("context_probs", probs)
         if probs.shape != (m,) or np.any(probs <= 0) or not np.isclose(probs.sum(), 1.0):
             raise ValueError(f"context_probs must be {m} positive probabilities summing to 1")
-        if noise_std < 0:
-            raise ValueError(f"noise_std must be >= 0, got {noise_std}")
+        check_positive("noise_std", noise_std, allow_zero=True)
         self.reward_matrix = matrix
         self.context_probs = probs
         self.noise_std = float(noise_std)

@@ -14,25 +14,32 @@ Every estimator is fitted on behaviour-policy samples and then exposes
 ``RSPE``           two-phase: subspaces of the IPS matrix, then ridge on reduced features (PE)
 ``RSBPI``          greedy on the RSPE reward estimate (BPI; tau = 1e-5 as in the official code)
 =================  ===========================================================================
+
+The paper's PE comparison (RS-PE vs SIPS vs IPS) and BPI comparison (RS-BPI vs SBPI vs Benchmark) are blocks 3
+and 6 of the official script.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
-from icml24.bandits.lowrank.environment import as_policy_matrix
-from icml24.bandits.lowrank.features import ReducedFeatures
-from icml24.bandits.lowrank.subspace import ips_matrix, pair_counts, spectral_subspaces
+from icml24._validation import FittedAttributes, check_finite, check_fitted, check_positive
+
+from .environment import as_policy_matrix
+from .features import ReducedFeatures
+from .subspace import ips_matrix, pair_counts, spectral_subspaces
 
 
 def _validate_samples(contexts, arms, rewards, behaviour, context_probs):
-    behaviour = np.asarray(behaviour, dtype=float)
+    behaviour = check_finite("behaviour", np.asarray(behaviour, dtype=float))
     if behaviour.ndim != 2:
         raise ValueError(f"behaviour must be the behaviour policy rho [m, n], got shape {behaviour.shape}")
     m, n = behaviour.shape
-    contexts, arms, rewards = np.asarray(contexts), np.asarray(arms), np.asarray(rewards, dtype=float)
+    contexts, arms = np.asarray(contexts), np.asarray(arms)
+    rewards = check_finite("rewards", np.asarray(rewards, dtype=float))
     if not (contexts.shape == arms.shape == rewards.shape) or contexts.ndim != 1 or len(contexts) == 0:
         raise ValueError("contexts, arms and rewards must be non-empty 1-D arrays of the same length")
     if contexts.min() < 0 or contexts.max() >= m or arms.min() < 0 or arms.max() >= n:
@@ -40,17 +47,19 @@ def _validate_samples(contexts, arms, rewards, behaviour, context_probs):
     if np.any(behaviour[contexts, arms] <= 0):
         raise ValueError("some samples have zero behaviour probability; importance weights are undefined")
     omega = np.full(m, 1.0 / m) if context_probs is None else np.asarray(context_probs, dtype=float)
+    check_finite("context_probs", omega)
     if omega.shape != (m,):
         raise ValueError(f"context_probs must have shape ({m},), got {omega.shape}")
     return contexts, arms, rewards, behaviour, omega
 
 
-class _PlugIn:
+class _PlugIn(FittedAttributes):
     """Shared ``evaluate`` and ``policy_`` of estimators that hold a ``reward_matrix_``."""
 
+    _fit_call = "fit(contexts, arms, rewards, behaviour)"
+
     def _check_fitted(self):
-        if not hasattr(self, "reward_matrix_"):
-            raise RuntimeError(f"{type(self).__name__} is not fitted yet; call fit(contexts, arms, rewards, behaviour)")
+        check_fitted(self, "reward_matrix_")
 
     def evaluate(self, policy) -> float:
         """Estimated value of ``policy`` (integer arms ``[m]`` or probabilities ``[m, n]``)."""
@@ -144,8 +153,7 @@ class RSPE(_PlugIn):
     def __init__(self, rank: int, tau: float = 1e-4, split: float | None = None):
         if rank < 1:
             raise ValueError(f"rank must be >= 1, got {rank}")
-        if tau < 0:
-            raise ValueError(f"tau must be >= 0, got {tau}")
+        check_positive("tau", tau, allow_zero=True)
         if split is not None and not 0.0 < split < 1.0:
             raise ValueError(f"split must lie in (0, 1) or be None (no split), got {split}")
         self.rank = rank
@@ -167,6 +175,12 @@ class RSPE(_PlugIn):
         # phase 2: ridge regression on the reduced features (structured Gram, no [mn, d] design matrix)
         self.features_ = ReducedFeatures(self.subspaces_)
         counts, sums = pair_counts(contexts[phase2], arms[phase2], rewards[phase2], behaviour.shape)
+        observed = int(np.count_nonzero(counts))
+        if observed < self.features_.dim:
+            warnings.warn(f"{type(self).__name__}: phase 2 saw {observed} distinct (context, arm) pairs, fewer than "
+                          f"the {self.features_.dim} reduced features r(m + n) - r^2; the ridge fit is underdetermined "
+                          f"and shrinks the estimate toward 0 (tau = {self.tau}). Collect more samples.",
+                          UserWarning, stacklevel=2)
         self.theta_ = self.features_.ridge(counts, sums, self.tau)
         self.reward_matrix_ = self.features_.to_matrix(self.theta_)
         return self

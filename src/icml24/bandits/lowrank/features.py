@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml24.bandits.lowrank.subspace import SingularSubspaces
+from icml24._validation import check_positive
+
+from .subspace import SingularSubspaces
 
 
 def _row_kron(first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -98,8 +100,7 @@ class ReducedFeatures:
 
     def ridge(self, counts, reward_sums, tau: float) -> np.ndarray:
         """``theta^ = (tau I + sum_t phi_t phi_t^T)^{-1} sum_t r_t phi_t`` from pair counts and reward sums."""
-        if tau < 0:
-            raise ValueError(f"tau must be >= 0, got {tau}")
+        check_positive("tau", tau, allow_zero=True)
         system = self.gram(counts)
         system[np.diag_indices_from(system)] += tau
         return np.linalg.solve(system, self.adjoint(reward_sums))

@@ -25,13 +25,17 @@ import math
 
 import numpy as np
 
-from icml24.bandits.lowrank.environment import LowRankBandit
-from icml24.bandits.lowrank.features import ReducedFeatures
-from icml24.bandits.lowrank.subspace import ips_matrix, pair_counts, spectral_subspaces
+from icml24._validation import FittedAttributes, check_positive
+
+from .environment import LowRankBandit
+from .features import ReducedFeatures
+from .subspace import ips_matrix, pair_counts, spectral_subspaces
 
 
-class _OnlineLearner:
+class _OnlineLearner(FittedAttributes):
     """Shared driver: draws the contexts and the noise up front, then asks the learner round by round."""
+
+    _fit_call = "run(env, horizon)"
 
     def run(self, env: LowRankBandit, horizon: int, rng=None) -> np.ndarray:
         """Play ``horizon`` rounds on ``env``; returns the per-round pseudo-regret ``[horizon]``."""
@@ -52,6 +56,11 @@ class _OnlineLearner:
         raise NotImplementedError
 
 
+def _check_delta(delta: float | None) -> None:
+    if delta is not None and not 0 < delta < 1:
+        raise ValueError(f"delta must lie in (0, 1) or be None (1 / T), got {delta}")
+
+
 def _oful_radius(noise_std: float, log_det: float, delta: float) -> float:
     return noise_std * math.sqrt(max(log_det, 0.0) + 2.0 * math.log(1.0 / delta))
 
@@ -70,10 +79,12 @@ class RSRMIN(_OnlineLearner):
 
     def __init__(self, rank: int, exploration_scale: float = 0.5, exploration_rounds: int | None = None,
                  ridge: float = 1e-2, delta: float | None = None, noise_std: float = 1.0):
-        if rank < 1 or exploration_scale <= 0 or ridge <= 0 or noise_std < 0:
-            raise ValueError("rank >= 1, exploration_scale > 0, ridge > 0 and noise_std >= 0 are required")
-        if delta is not None and not 0 < delta < 1:
-            raise ValueError(f"delta must lie in (0, 1), got {delta}")
+        if rank < 1:
+            raise ValueError(f"rank must be >= 1, got {rank}")
+        check_positive("exploration_scale", exploration_scale)
+        check_positive("ridge", ridge)
+        check_positive("noise_std", noise_std, allow_zero=True)
+        _check_delta(delta)
         self.rank = rank
         self.exploration_scale = exploration_scale
         self.exploration_rounds = exploration_rounds
@@ -142,8 +153,9 @@ class LinUCBOneHot(_OnlineLearner):
     """
 
     def __init__(self, ridge: float = 1e-2, delta: float | None = None, noise_std: float = 1.0):
-        if ridge <= 0:
-            raise ValueError(f"ridge must be > 0, got {ridge}")
+        check_positive("ridge", ridge)
+        check_positive("noise_std", noise_std, allow_zero=True)
+        _check_delta(delta)
         self.ridge = ridge
         self.delta = delta
         self.noise_std = noise_std
@@ -182,6 +194,7 @@ class PairUCB(_OnlineLearner):
     """
 
     def __init__(self, noise_std: float = 1.0):
+        check_positive("noise_std", noise_std, allow_zero=True)
         self.noise_std = noise_std
 
     def _play(self, env, contexts, noise, rng):

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icml24._validation import check_finite
+
 
 def pair_counts(contexts, arms, rewards, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
     """Visit counts ``C [m, n]`` and reward sums ``S [m, n]`` of the pairs, by one ``bincount`` each."""
@@ -28,7 +30,8 @@ def ips_matrix(contexts, arms, rewards, behaviour, context_probs=None) -> np.nda
         behaviour: ``rho [m, n]``, the behaviour policy (row-stochastic, positive where sampled).
         context_probs: ``omega [m]``; uniform when omitted.
     """
-    behaviour = np.asarray(behaviour, dtype=float)
+    behaviour = check_finite("behaviour", np.asarray(behaviour, dtype=float))
+    check_finite("rewards", rewards)
     m, n = behaviour.shape
     omega = np.full(m, 1.0 / m) if context_probs is None else np.asarray(context_probs, dtype=float)
     num_samples = len(rewards)
@@ -67,7 +70,7 @@ class SingularSubspaces:
 
 def spectral_subspaces(matrix, rank: int) -> SingularSubspaces:
     """Full SVD of ``matrix [m, n]`` split into the top-``rank`` subspaces and their complements."""
-    matrix = np.asarray(matrix, dtype=float)
+    matrix = check_finite("matrix", np.asarray(matrix, dtype=float))
     if matrix.ndim != 2:
         raise ValueError(f"matrix must be 2-D, got shape {matrix.shape}")
     m, n = matrix.shape

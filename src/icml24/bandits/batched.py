@@ -1,4 +1,5 @@
-"""The batched interface shared by every linear-bandit policy, and the runner that plays it.
+"""Batched play of a linear bandit: the policy interface every linear-bandit policy implements, and
+``run_batched``, which plays one policy for a horizon.
 
 A batch is a fixed allocation decided before its rewards are seen: the policy returns pull counts per arm,
 the runner draws all the batch's rewards in one array operation and hands them back. A fully sequential
@@ -8,15 +9,18 @@ policy (LinUCB, LinTS) is the special case of one pull per batch.
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from icml24._validation import FittedAttributes, check_finite
 
 from .least_squares import ArmLeastSquares
 from .linear_bandit import LinearBandit
 
 
-class BatchedPolicy:
+class BatchedPolicy(FittedAttributes):
     """Base class of a policy for a finite-armed linear bandit played in batches.
 
     Subclasses implement ``next_batch`` (and usually extend ``reset`` and ``update``). The runner calls
@@ -28,14 +32,20 @@ class BatchedPolicy:
     each pull uses this to run its checks on a whole block at once. ``sequential = True`` marks a policy whose
     every pull is its own batch; the runner then counts pulls as batches.
 
+    ``requires_unique_best = True`` marks a policy whose stopping rule assumes a unique optimal arm;
+    ``run_batched`` warns when the bandit has tied best arms.
+
     Attributes set by ``reset``: ``arms_ [K, d]``, ``horizon_``, ``rng_``, ``stats_`` (ridge least squares).
+    Reading one before ``reset`` raises ``NotFittedError``.
     """
 
     sequential: bool = False
+    requires_unique_best: bool = False
     reg: float = 1.0
+    _fit_call = "reset(arms, horizon) (run_batched does)"
 
     def reset(self, arms: np.ndarray, horizon: int, rng: np.random.Generator | None = None) -> None:
-        arms = np.asarray(arms, dtype=float)
+        arms = check_finite("arms", np.asarray(arms, dtype=float))
         if arms.ndim != 2 or arms.shape[0] < 1:
             raise ValueError(f"arms must be a [num_arms, dim] array, got shape {arms.shape}")
         if int(horizon) < 1:
@@ -127,6 +137,11 @@ def run_batched(policy: BatchedPolicy, bandit: LinearBandit, horizon: int, seed=
     horizon = int(horizon)
     if horizon < 1:
         raise ValueError(f"horizon must be a positive integer, got {horizon}")
+    tied = bandit.optimal_arms
+    if policy.requires_unique_best and tied.size > 1:
+        warnings.warn(f"arms {tied.tolist()} tie for the best mean: {type(policy).__name__}'s stopping test assumes a "
+                      "unique optimal arm and (almost) never passes, and its fallback can spend the rest of the "
+                      "horizon on a design over every arm: regret can grow linearly in T", UserWarning, stacklevel=2)
     seed_seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     env_rng, policy_rng = (np.random.default_rng(s) for s in seed_seq.spawn(2))
     start = time.perf_counter()
