@@ -63,3 +63,38 @@ def test_mnist1d_generated_offline_without_touching_global_rng():
     x, y, shape = mnist1d(num_samples=200)
     assert x.shape == (200, 40) and shape == (40,) and set(np.unique(y)) == set(range(10))
     assert (np.random.random(), random.random()) == before
+
+
+def test_label_maps_exported_from_the_package_face():
+    from icml24.data import LABEL_MAPS, label_map
+
+    assert LABEL_MAPS == {"parity": 2, "gt4": 2, "mod3": 3, "mod5": 5, "shift": 10}
+    assert label_map("rot90").tolist() == list(range(10))  # input transforms keep the labels
+    assert label_map("invert+parity").tolist() == [0, 1] * 5
+    assert label_map("shift:3").tolist() == [(d + 3) % 10 for d in range(10)]
+    assert label_map("shift:3+parity").tolist() == [(d + 3) % 2 for d in range(10)]  # composed left to right
+    for spec in TASK_SPECS:  # the same map derive_task applies to the labels
+        y = np.arange(10)
+        assert label_map(spec).tolist() == derive_task(np.zeros((10, 64), np.float32), y, spec, (8, 8))[1].tolist()
+    with pytest.raises(ValueError, match="unknown task step"):
+        label_map("blur")
+
+
+def test_permutations_are_dataset_constants_not_run_seeds():
+    from icml24.data.images import PERMUTATION_SEED
+
+    x = np.arange(16, dtype=np.float32).reshape(1, 16)
+    np.random.seed(0)
+    first = derive_task(x, np.array([0]), "perm:2", (4, 4))[0]
+    np.random.seed(99)
+    assert np.array_equal(first, derive_task(x, np.array([0]), "perm:2", (4, 4))[0])
+    expected = x[:, np.random.default_rng([PERMUTATION_SEED, 2]).permutation(16)]
+    assert np.array_equal(first, expected)
+    assert not np.array_equal(first, derive_task(x, np.array([0]), "perm:3", (4, 4))[0])
+
+
+def test_nan_inputs_rejected():
+    x = np.zeros((2, 4), np.float32)
+    x[1, 1] = np.nan
+    with pytest.raises(ValueError, match="x contains NaN"):
+        derive_task(x, np.array([0, 1]), "rot90", (2, 2))

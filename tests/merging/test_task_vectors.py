@@ -6,8 +6,9 @@ from icml24.merging import StateDictLayout, TaskArithmetic, compute_task_vectors
 
 
 def _model(seed):
-    torch.manual_seed(seed)
-    return nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
+    with torch.random.fork_rng():  # a seeded init without touching the test session's global RNG
+        torch.manual_seed(seed)
+        return nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Linear(4, 2))
 
 
 def test_layout_roundtrip_skips_integer_buffers():
@@ -55,3 +56,36 @@ def test_merge_returns_state_dict():
         if a[k].is_floating_point():
             assert torch.allclose(merged[k], a[k], atol=1e-6)
     assert "TaskArithmetic(scaling=1.0)" == repr(TaskArithmetic(scaling=1.0))
+
+
+def test_not_fitted_error_is_a_value_and_attribute_error():
+    from icml24._validation import NotFittedError
+
+    with pytest.raises(NotFittedError) as info:
+        TaskArithmetic().merged_vector()
+    assert isinstance(info.value, ValueError) and isinstance(info.value, AttributeError)
+
+
+def test_nan_inputs_rejected_at_every_entry_point():
+    from icml24.merging import task_arithmetic_vector
+
+    tuned = torch.ones(2, 3)
+    tuned[0, 1] = float("nan")
+    with pytest.raises(ValueError, match="finetuned"):
+        TaskArithmetic().fit(torch.zeros(3), tuned)
+    with pytest.raises(ValueError, match="finetuned"):
+        compute_task_vectors(torch.zeros(3), tuned)
+    with pytest.raises(ValueError, match="pretrained"):
+        compute_task_vectors(torch.tensor([0.0, float("nan"), 0.0]), torch.ones(2, 3))
+    with pytest.raises(ValueError, match="task_vectors"):
+        task_arithmetic_vector(tuned)
+    with pytest.raises(ValueError, match="scaling"):
+        TaskArithmetic(scaling=float("nan"))
+    with pytest.raises(ValueError, match="scaling"):
+        TaskArithmetic(scaling=[0.1, float("inf")])
+    with pytest.raises(ValueError, match="scaling"):
+        TaskArithmetic(scaling=[])
+    with pytest.raises(ValueError, match="finite"):
+        TaskArithmetic(scaling=[0.1, 0.2]).fit(torch.zeros(3), torch.ones(2, 3), score=lambda v: float("nan"))
+    with pytest.raises(ValueError, match="finite"):
+        select_coefficient([1.0, 2.0], lambda c: float("nan"))

@@ -21,6 +21,8 @@ _EXPORTS: dict[str, str] = {
     "split_indices": ".images",
     "ImageTask": ".images",
     "TASK_SPECS": ".images",
+    "LABEL_MAPS": ".images",
+    "label_map": ".images",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

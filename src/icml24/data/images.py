@@ -5,7 +5,8 @@
   with ``mnist1d.data.make_dataset`` (never downloaded).
 * :func:`derive_task` / :func:`image_tasks`: new tasks from the same inputs by input transforms (rotations,
   fixed pixel permutations, inversion, mirroring) and label maps (parity, ``> 4``, ``mod 3``, shifts), written as
-  specs such as ``"rot90"``, ``"perm:1"``, ``"invert+parity"``.
+  specs such as ``"rot90"``, ``"perm:1"``, ``"invert+parity"``. :data:`LABEL_MAPS` names the label maps and
+  :func:`label_map` gives a spec's source-class -> task-class map (to derive a task head from a source classifier).
 """
 
 from __future__ import annotations
@@ -16,14 +17,22 @@ from functools import lru_cache
 
 import numpy as np
 
+from icml24._validation import check_finite
+
 #: A fixed task order (the first 4, 8 or 14 are used, as the TALL-masks paper uses the first T of a fixed list).
 TASK_SPECS: tuple[str, ...] = (
     "rot90", "perm:1", "invert", "parity", "rot180", "mod3", "rot270", "gt4",
     "flip", "perm:2", "rot90+invert", "shift:3", "mod5", "perm:3",
 )
 
-_INPUT_TRANSFORMS = ("identity", "rot90", "rot180", "rot270", "perm", "invert", "flip")
-_LABEL_MAPS = {"parity": 2, "gt4": 2, "mod3": 3, "mod5": 5, "shift": 10}
+#: Input transforms a task spec may use (``perm:<k>``, ``rot90``, ...); they change ``x`` and keep the labels.
+INPUT_TRANSFORMS: tuple[str, ...] = ("identity", "rot90", "rot180", "rot270", "perm", "invert", "flip")
+#: Label maps a task spec may use, with the number of classes each leaves (``shift:<k>`` keeps all 10 digits).
+LABEL_MAPS: dict[str, int] = {"parity": 2, "gt4": 2, "mod3": 3, "mod5": 5, "shift": 10}
+#: Entropy of the fixed pixel permutations behind ``perm:<k>``. A permutation is part of the task's *definition*
+#: (a dataset constant, like the digits themselves): ``perm:1`` is the same permutation for every run seed, so
+#: this is not a run seed and never derives from one.
+PERMUTATION_SEED = 12345
 
 
 @dataclass
@@ -117,9 +126,9 @@ def _transform_inputs(x: np.ndarray, op: str, arg: int | None, shape: tuple[int,
         low, high = value_range
         return (low + high) - x
     if op == "perm":
-        order = np.random.default_rng([12345, arg or 0]).permutation(x.shape[1])
+        order = np.random.default_rng([PERMUTATION_SEED, arg or 0]).permutation(x.shape[1])  # fixed by the task
         return x[:, order]
-    raise ValueError(f"unknown input transform {op!r}; choose from {_INPUT_TRANSFORMS}")
+    raise ValueError(f"unknown input transform {op!r}; choose from {INPUT_TRANSFORMS}")
 
 
 def _map_labels(y: np.ndarray, op: str, arg: int | None) -> tuple[np.ndarray, int]:
@@ -133,7 +142,7 @@ def _map_labels(y: np.ndarray, op: str, arg: int | None) -> tuple[np.ndarray, in
         return y % 5, 5
     if op == "shift":
         return (y + (arg or 1)) % 10, 10
-    raise ValueError(f"unknown label map {op!r}; choose from {sorted(_LABEL_MAPS)}")
+    raise ValueError(f"unknown label map {op!r}; choose from {sorted(LABEL_MAPS)}")
 
 
 def derive_task(x: np.ndarray, y: np.ndarray, spec: str, image_shape: tuple[int, ...],
@@ -149,16 +158,37 @@ def derive_task(x: np.ndarray, y: np.ndarray, spec: str, image_shape: tuple[int,
         raise ValueError(f"x must be [n, features] and y [n]; got {x.shape} and {y.shape}")
     if int(np.prod(image_shape)) != x.shape[1]:
         raise ValueError(f"image_shape {image_shape} does not match {x.shape[1]} features")
+    check_finite("x", x)
     value_range = value_range or (float(x.min()), float(x.max()))
     num_classes = int(y.max()) + 1
     for step in spec.split("+"):
         op, _, raw = step.strip().partition(":")
         arg = int(raw) if raw else None
-        if op in _LABEL_MAPS:
+        if op in LABEL_MAPS:
             y, num_classes = _map_labels(y, op, arg)
         else:
             x = _transform_inputs(x, op, arg, tuple(image_shape), value_range)
     return x.astype(np.float32), y.astype(np.int64), num_classes
+
+
+def label_map(spec: str, num_source_classes: int = 10) -> np.ndarray:
+    """The task class of each source class under ``spec``'s label maps: ``int64 [num_source_classes]``.
+
+    Input transforms do not move labels, so ``"rot90"`` gives the identity ``[0, 1, ..., 9]``; ``"invert+parity"``
+    gives ``[0, 1, 0, 1, ...]``; several label maps compose left to right (``"shift:3+parity"``). Use it to derive a
+    task's head from a source classifier (task class ``c`` <- the source classes mapped to ``c``).
+    """
+    if num_source_classes < 1:
+        raise ValueError(f"num_source_classes must be >= 1, got {num_source_classes}")
+    labels = np.arange(num_source_classes, dtype=np.int64)
+    for step in spec.split("+"):
+        op, _, raw = step.strip().partition(":")
+        if op in LABEL_MAPS:
+            labels, _ = _map_labels(labels, op, int(raw) if raw else None)
+        elif op not in INPUT_TRANSFORMS:
+            raise ValueError(f"unknown task step {op!r} in {spec!r}; input transforms: {INPUT_TRANSFORMS}, "
+                             f"label maps: {sorted(LABEL_MAPS)}")
+    return labels.astype(np.int64)
 
 
 def split_indices(num_samples: int, seed: int = 0, val_fraction: float = 0.2,

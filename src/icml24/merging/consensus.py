@@ -1,4 +1,12 @@
-"""Consensus Merging: keep only the weights that at least k tasks use (Wang et al., ICML 2024)."""
+"""Consensus Merging: keep only the weights that at least k tasks use (Wang et al., ICML 2024).
+
+From the TALL masks ``m_t`` of all tasks (:mod:`icml24.merging.tall_masks`), the paper's consensus mask and merge::
+
+    m_cons = 1{ sum_t m_t >= k }                         (k = 2 drops selfish and catastrophic weights)
+    theta  = theta_0 + alpha * (m_cons * tau_MTL)        (tau_MTL: TA sum or TIES dis-sum)
+
+(official code: ``tallmask_utils.construct_consensus_mask`` and ``eval/aggregation.py``).
+"""
 
 from __future__ import annotations
 
@@ -36,7 +44,7 @@ def consensus_mask(masks: torch.Tensor, k: int = 2) -> torch.Tensor:
         raise ValueError(f"k must be >= 0, got {k}")
     if k > masks.shape[0]:
         return torch.zeros(masks.shape[1], dtype=torch.bool)
-    return mask_counts(masks) >= k
+    return mask_counts(masks) >= k  # consensus mask: m_cons = 1{sum_t m_t >= k}
 
 
 def mask_statistics(masks: torch.Tensor) -> dict[str, float | list[float]]:
@@ -44,7 +52,7 @@ def mask_statistics(masks: torch.Tensor) -> dict[str, float | list[float]]:
 
     Returns ``{"catastrophic": f0, "selfish": f1, "general": f_{>=2}, "histogram": [f0, f1, ..., fT]}``.
     """
-    counts = mask_counts(masks).to(torch.int64)
+    counts = mask_counts(masks).to(torch.int64)  # 0 tasks: catastrophic, 1: selfish, >= 2: general
     histogram = torch.bincount(counts, minlength=masks.shape[0] + 1).double() / masks.shape[1]
     return {"catastrophic": float(histogram[0]), "selfish": float(histogram[1]),
             "general": float(histogram[2:].sum()), "histogram": histogram.tolist()}
@@ -73,13 +81,19 @@ class ConsensusMerging(ScaledMerge):
     def __init__(self, k: int = 2, multitask: str = "ta", density: float = 0.2,
                  scaling: float | Sequence[float] = 1.0):
         super().__init__(scaling)
-        if k < 0:
-            raise ValueError(f"k must be >= 0, got {k}")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise ValueError(f"k must be an int >= 0 (how many tasks must use a weight), got {k!r}")
+        if multitask not in ("ta", "ties"):
+            raise ValueError(f"multitask must be 'ta' or 'ties', got {multitask!r}")
         self.k = k
         self.multitask = multitask
         self.density = density
 
     def fit(self, pretrained, finetuned, masks: torch.Tensor, score=None) -> ConsensusMerging:
+        """Merge with the consensus of ``masks`` (boolean ``[T, P]``); ``scaling_`` chosen on ``score`` if a grid."""
+        if not torch.is_tensor(masks) or masks.dtype != torch.bool or masks.ndim != 2:
+            raise ValueError("masks must be a boolean tensor [num_tasks, num_params], "
+                             "e.g. TALLMasks(...).fit(...).masks_")
         self._masks = masks
         return super().fit(pretrained, finetuned, score)
 
@@ -87,6 +101,7 @@ class ConsensusMerging(ScaledMerge):
         if self._masks.shape != task_vectors.shape:
             raise ValueError(f"masks have shape {tuple(self._masks.shape)}, task vectors {tuple(task_vectors.shape)}")
         self.consensus_mask_ = consensus_mask(self._masks, self.k)
+        # Consensus Merging: tau = m_cons * tau_MTL, then theta_0 + alpha * tau in ScaledMerge
         return multitask_vector(task_vectors, self.multitask, self.density) * self.consensus_mask_
 
     def __repr__(self) -> str:

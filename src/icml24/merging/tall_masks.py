@@ -1,7 +1,13 @@
 """TALL masks: per-task localization of task information inside a multi-task vector.
 
 Wang, Dimitriadis, Ortiz-Jimenez, Fleuret, Frossard, "Localizing Task Information for Improved Model Merging and
-Compression", ICML 2024 (arXiv 2405.07813).
+Compression", ICML 2024 (arXiv 2405.07813). The paper's mask rule and reconstruction::
+
+    m_t      = 1{ |theta_0 - theta_t| > lambda_t |theta_MTL - theta_t| } = 1{ |tau_t| > lambda_t |tau_MTL - tau_t| }
+    theta_t^ = theta_0 + m_t * tau_MTL                          (coefficient 1: no alpha in the reconstruction)
+
+with ``tau_MTL`` the *unscaled* multi-task vector and ``lambda_t`` in {0.2, ..., 0.6} chosen per task on validation
+(official code: ``tallmask_utils.generate_task_masks`` / ``find_optimal_mask``).
 """
 
 from __future__ import annotations
@@ -10,9 +16,10 @@ from collections.abc import Callable, Sequence
 
 import torch
 
+from icml24._validation import check_finite, check_fitted
 from icml24.merging.packed_masks import CompressedCheckpoints, PackedMasks
 from icml24.merging.task_arithmetic import task_arithmetic_vector
-from icml24.merging.task_vectors import as_flat
+from icml24.merging.task_vectors import as_flat, check_finite_weights
 from icml24.merging.ties import ties_vector
 
 DEFAULT_LAMBDAS = (0.2, 0.3, 0.4, 0.5, 0.6)
@@ -25,14 +32,14 @@ def multitask_vector(task_vectors: torch.Tensor, method: str = "ta", density: fl
     ``"ta"``: ``sum_t tau_t``. ``"ties"``: TIES with top-``density`` trimming and the disjoint *sum* (dis-sum).
     """
     if method == "ta":
-        return task_arithmetic_vector(task_vectors)
+        return task_arithmetic_vector(task_vectors)  # tau_MTL = sum_t tau_t
     if method == "ties":
-        return ties_vector(task_vectors, density=density, aggregation="sum")
+        return ties_vector(task_vectors, density=density, aggregation="sum")  # TIES with the disjoint sum
     raise ValueError(f"multitask must be one of {_MULTITASK}, got {method!r}")
 
 
 def compute_tall_masks(task_vectors: torch.Tensor, multitask_vector: torch.Tensor,
-               lambdas: float | Sequence[float] | torch.Tensor) -> torch.Tensor:
+                       lambdas: float | Sequence[float] | torch.Tensor) -> torch.Tensor:
     r"""TALL masks ``m_t = 1{ |tau_t| > lambda_t * |tau_MTL - tau_t| }`` (strict), boolean ``[T, P]``.
 
     Equivalently ``|theta_0 - theta_t| > lambda_t |theta_MTL - theta_t|`` with ``theta_MTL = theta_0 + tau_MTL``:
@@ -42,12 +49,15 @@ def compute_tall_masks(task_vectors: torch.Tensor, multitask_vector: torch.Tenso
     if task_vectors.ndim != 2 or multitask_vector.shape != task_vectors.shape[1:]:
         raise ValueError(f"expected task_vectors [T, P] and multitask_vector [P], got {tuple(task_vectors.shape)} "
                          f"and {tuple(multitask_vector.shape)}")
+    check_finite_weights("task_vectors", task_vectors)
+    check_finite_weights("multitask_vector", multitask_vector)
     lam = torch.as_tensor(lambdas, dtype=task_vectors.dtype).reshape(-1)
     if lam.numel() not in (1, task_vectors.shape[0]):
         raise ValueError(f"give one lambda or one per task ({task_vectors.shape[0]}), got {lam.numel()}")
+    check_finite("lambdas", lam)
     if (lam < 0).any():
         raise ValueError("lambdas must be non-negative")
-    # Eq. (TALL mask): strict '>' so that zero entries of tau_t never enter the mask
+    # TALL mask rule m_t = 1{|tau_t| > lambda_t |tau_MTL - tau_t|}: strict '>' keeps zero entries of tau_t out
     return task_vectors.abs() > lam.unsqueeze(1) * (multitask_vector.unsqueeze(0) - task_vectors).abs()
 
 
@@ -77,8 +87,9 @@ class TALLMasks:
         if multitask not in _MULTITASK:
             raise ValueError(f"multitask must be one of {_MULTITASK}, got {multitask!r}")
         lambdas = [float(x) for x in ([lambdas] if isinstance(lambdas, (int, float)) else lambdas)]
-        if not lambdas or min(lambdas) < 0:
-            raise ValueError("lambdas must be a non-empty list of non-negative numbers")
+        if not lambdas or not all(x >= 0 for x in lambdas):  # 'x >= 0' is False for NaN
+            raise ValueError(f"lambdas must be a non-empty list of finite non-negative numbers, got {lambdas}")
+        check_finite("lambdas", torch.tensor(lambdas))
         self.lambdas = tuple(lambdas)
         self.multitask = multitask
         self.density = density
@@ -86,11 +97,12 @@ class TALLMasks:
     def fit(self, pretrained, finetuned, score: Callable[[int, object], float] | None = None) -> TALLMasks:
         """Build the masks; with several lambdas, ``score(task, reconstructed_model)`` picks ``lambda_t``.
 
-        ``pretrained`` is a state dict (or flat ``[P]`` tensor), ``finetuned`` a list of state dicts (or ``[T, P]``).
+        ``pretrained`` is a state dict (or flat ``[P]`` tensor), ``finetuned`` a list of state dicts (or ``[T, P]``);
+        NaN or infinite weights, and a score that returns NaN, raise ``ValueError``.
         """
         base, tuned, self.layout_, self._template = as_flat(pretrained, finetuned)
         self.pretrained_ = base
-        self.task_vectors_ = tuned - base
+        self.task_vectors_ = tuned - base  # tau_t = theta_t - theta_0
         self.multitask_vector_ = multitask_vector(self.task_vectors_, self.multitask, self.density)
         num_tasks = tuned.shape[0]
         if len(self.lambdas) == 1:
@@ -104,26 +116,33 @@ class TALLMasks:
                 masks = compute_tall_masks(self.task_vectors_, self.multitask_vector_, lam)
                 for t in range(num_tasks):
                     scores[t, j] = float(score(t, self._rebuild(masks[t])))
+            if not torch.isfinite(scores).all():
+                raise ValueError("score(task, model) returned NaN or inf; it must return a finite validation accuracy")
             self.lambda_scores_ = scores
-            # first best lambda per task (argmax returns the first maximum)
+            # lambda_t chosen per task on validation: the first best lambda (argmax returns the first maximum)
             self.lambdas_ = torch.tensor(self.lambdas, dtype=torch.float64)[scores.argmax(dim=1)]
         self.masks_ = compute_tall_masks(self.task_vectors_, self.multitask_vector_, self.lambdas_)
         return self
 
     def _rebuild(self, mask: torch.Tensor):
+        # reconstruction theta_t^ = theta_0 + m_t * tau_MTL, coefficient 1
         vector = self.pretrained_ + mask.to(self.multitask_vector_.dtype) * self.multitask_vector_
         return vector if self.layout_ is None else self.layout_.unflatten(vector, like=self._template)
 
     def reconstruct(self, task: int):
-        """``theta_0 + m_t * tau_MTL`` (coefficient 1.0) as a state dict (or vector if fitted on tensors)."""
-        if not hasattr(self, "masks_"):
-            raise ValueError("TALLMasks is not fitted yet; call fit(pretrained, finetuned, score) first")
+        """``theta_0 + m_t * tau_MTL`` (coefficient 1.0) as a state dict (or vector if fitted on tensors).
+
+        Raises ``NotFittedError`` before ``fit``.
+        """
+        check_fitted(self, "masks_")
+        if not -len(self.masks_) <= task < len(self.masks_):
+            raise ValueError(f"task must index one of the {len(self.masks_)} fitted tasks, got {task}")
         return self._rebuild(self.masks_[task])
 
     def compress(self) -> CompressedCheckpoints:
-        """The compressed store of all task models: ``theta_0``, ``tau_MTL``, packed masks."""
-        if not hasattr(self, "masks_"):
-            raise ValueError("TALLMasks is not fitted yet; call fit first")
+        """The compressed store of all task models: ``theta_0``, ``tau_MTL``, packed masks (``NotFittedError`` before
+        ``fit``)."""
+        check_fitted(self, "masks_")
         return CompressedCheckpoints(self.pretrained_, self.multitask_vector_, PackedMasks.from_bool(self.masks_),
                                      self.layout_, self._template)
 

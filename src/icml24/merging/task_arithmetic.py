@@ -6,14 +6,15 @@ from collections.abc import Sequence
 
 import torch
 
-from icml24.merging.task_vectors import ScaledMerge
+from icml24.merging.task_vectors import ScaledMerge, check_finite_weights
 
 
 def task_arithmetic_vector(task_vectors: torch.Tensor) -> torch.Tensor:
     """The unscaled multi-task vector ``tau_MTL = sum_t tau_t``; ``task_vectors: [T, P]`` -> ``[P]``."""
     if task_vectors.ndim != 2:
         raise ValueError(f"task_vectors must be [num_tasks, num_params], got shape {tuple(task_vectors.shape)}")
-    return task_vectors.sum(dim=0)
+    check_finite_weights("task_vectors", task_vectors)
+    return task_vectors.sum(dim=0)  # tau_MTL = sum_t tau_t (unscaled; alpha is applied by the merge)
 
 
 class TaskArithmetic(ScaledMerge):

@@ -4,6 +4,12 @@ A task vector (Ilharco et al., ICLR 2023) is ``tau_t = theta_t - theta_0`` for f
 pre-trained weights ``theta_0``. Merging methods (Task Arithmetic, TIES, TALL masks, Consensus) all act on the
 stacked task vectors ``[num_tasks, num_params]``; :class:`StateDictLayout` flattens the floating-point tensors of a
 PyTorch state dict into one vector and restores it, so every method here works on any ``nn.Module``.
+
+Every merge here has the form of task arithmetic, the TALL-masks paper's starting point (Ilharco et al.)::
+
+    tau_t = theta_t - theta_0,    theta = theta_0 + alpha * tau_MTL(tau_1, ..., tau_T)
+
+and they differ only in the multi-task vector ``tau_MTL`` (sum, TIES, consensus-masked).
 """
 
 from __future__ import annotations
@@ -12,7 +18,17 @@ from collections.abc import Callable, Mapping, Sequence
 
 import torch
 
+from icml24._validation import check_finite, check_fitted
+
 StateDict = Mapping[str, torch.Tensor]
+
+
+def check_finite_weights(name: str, tensor: torch.Tensor) -> torch.Tensor:
+    """``check_finite`` for large weight tensors: a finite sum proves every entry finite (NaN and inf propagate
+    through a sum), so the elementwise test, about 15x slower on CPU, only runs when the sum is not finite."""
+    if tensor.is_floating_point() and bool(torch.isfinite(tensor.sum())):
+        return tensor
+    return check_finite(name, tensor)
 
 
 class StateDictLayout:
@@ -98,6 +114,8 @@ def as_flat(pretrained: StateDict | torch.Tensor, finetuned: Sequence[StateDict]
         tuned = layout.flatten_many(finetuned)
     if tuned.shape[1] != base.numel():
         raise ValueError(f"fine-tuned models have {tuned.shape[1]} parameters, the pre-trained one {base.numel()}")
+    check_finite_weights("pretrained", base)
+    check_finite_weights("finetuned", tuned)
     return base, tuned, layout, template
 
 
@@ -105,14 +123,23 @@ def compute_task_vectors(pretrained: StateDict | torch.Tensor,
                          finetuned: Sequence[StateDict] | torch.Tensor) -> torch.Tensor:
     """Stacked task vectors ``tau_t = theta_t - theta_0``, shape ``[num_tasks, num_params]``."""
     base, tuned, _, _ = as_flat(pretrained, finetuned)
-    return tuned - base
+    return tuned - base  # tau_t = theta_t - theta_0 (task vector, Ilharco et al.)
 
 
 def select_coefficient(candidates: Sequence[float], score: Callable[[float], float]) -> tuple[float, list[float]]:
-    """The candidate with the highest validation ``score`` (first one on ties), and all scores."""
+    """The candidate with the highest validation ``score`` (first one on ties), and all scores.
+
+    A score that is NaN or infinite raises ``ValueError`` (a NaN would silently win or lose every comparison).
+    """
     if len(candidates) == 0:
         raise ValueError("give at least one candidate coefficient")
-    scores = [float(score(float(c))) for c in candidates]
+    scores = []
+    for c in candidates:
+        value = float(score(float(c)))
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"score returned {value} for coefficient {float(c)}; it must return a finite "
+                             "validation score (e.g. the average normalized accuracy)")
+        scores.append(value)
     best = max(range(len(scores)), key=lambda i: (scores[i], -i))
     return float(candidates[best]), scores
 
@@ -126,16 +153,24 @@ class ScaledMerge:
     """
 
     def __init__(self, scaling: float | Sequence[float] = 1.0):
+        grid = [scaling] if isinstance(scaling, (int, float)) else list(scaling)
+        if not grid:
+            raise ValueError("scaling must be a number or a non-empty grid of numbers")
+        check_finite("scaling", torch.tensor([float(a) for a in grid]))
         self.scaling = scaling
 
     def _multitask_vector(self, task_vectors: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def fit(self, pretrained, finetuned, score: Callable | None = None):
-        """Compute the task vectors and the merged vector; choose ``scaling_`` on ``score`` if a grid was given."""
+        """Compute the task vectors and the merged vector; choose ``scaling_`` on ``score`` if a grid was given.
+
+        ``pretrained``: state dict or flat ``[P]`` tensor; ``finetuned``: list of state dicts or ``[T, P]``; NaN or
+        infinite weights raise ``ValueError``.
+        """
         base, tuned, self.layout_, self._template = as_flat(pretrained, finetuned)
         self.pretrained_ = base
-        self.task_vectors_ = tuned - base
+        self.task_vectors_ = tuned - base  # tau_t = theta_t - theta_0
         self.multitask_vector_ = self._multitask_vector(self.task_vectors_)
         grid = [self.scaling] if isinstance(self.scaling, (int, float)) else list(self.scaling)
         if len(grid) > 1 and score is None:
@@ -146,15 +181,11 @@ class ScaledMerge:
             self.scaling_, self.scaling_scores_ = select_coefficient(grid, lambda a: score(self.merge(a)))
         return self
 
-    def _check_fitted(self):
-        if not hasattr(self, "multitask_vector_"):
-            raise ValueError(f"{type(self).__name__} is not fitted yet; call fit(pretrained, finetuned) first")
-
     def merged_vector(self, scaling: float | None = None) -> torch.Tensor:
-        """``theta_0 + alpha * tau_merged`` as a flat vector ``[num_params]``."""
-        self._check_fitted()
-        alpha = self.scaling_ if scaling is None else float(scaling)
-        return self.pretrained_ + alpha * self.multitask_vector_
+        """``theta_0 + alpha * tau_merged`` as a flat vector ``[num_params]``; ``NotFittedError`` before ``fit``."""
+        check_fitted(self, "multitask_vector_")
+        alpha = self.scaling_ if scaling is None else float(check_finite("scaling", scaling))
+        return self.pretrained_ + alpha * self.multitask_vector_  # task arithmetic: theta_0 + alpha * tau_MTL
 
     def merge(self, scaling: float | None = None):
         """The merged model: a state dict when fitted on state dicts, else a flat vector."""

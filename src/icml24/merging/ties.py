@@ -1,4 +1,13 @@
-"""TIES-Merging (Yadav et al., "Resolving Interference When Merging Models", NeurIPS 2023)."""
+"""TIES-Merging (Yadav et al., "Resolving Interference When Merging Models", NeurIPS 2023).
+
+The three steps of the TIES paper's Algorithm 1, each a function here::
+
+    trim:            tau_hat_t = keep the top-k% |tau_t| entries, zero the rest          (trim_top_k)
+    elect sign:      gamma = sgn(sum_t tau_hat_t)                                           (elect_sign)
+    disjoint merge:  tau^p = mean of {tau_hat_t^p : sgn(tau_hat_t^p) = gamma^p}             (disjoint_merge)
+
+The TALL-masks paper builds its TIES multi-task vector with the disjoint *sum* instead of the mean ("dis-sum").
+"""
 
 from __future__ import annotations
 
@@ -6,7 +15,7 @@ from collections.abc import Sequence
 
 import torch
 
-from icml24.merging.task_vectors import ScaledMerge
+from icml24.merging.task_vectors import ScaledMerge, check_finite_weights
 
 _AGGREGATIONS = ("mean", "sum")
 
@@ -22,6 +31,7 @@ def trim_top_k(task_vectors: torch.Tensor, density: float = 0.2) -> torch.Tensor
         raise ValueError(f"task_vectors must be [num_tasks, num_params], got shape {tuple(task_vectors.shape)}")
     if not 0.0 < density <= 1.0:
         raise ValueError(f"density must be in (0, 1] (fraction of entries kept), got {density}")
+    check_finite_weights("task_vectors", task_vectors)
     num_params = task_vectors.shape[1]
     keep = min(num_params, max(1, int(round(density * num_params))))
     if keep == num_params:
@@ -29,7 +39,7 @@ def trim_top_k(task_vectors: torch.Tensor, density: float = 0.2) -> torch.Tensor
     magnitude = task_vectors.abs()
     # the keep-th largest magnitude of each row is its (P - keep + 1)-th smallest
     threshold = magnitude.kthvalue(num_params - keep + 1, dim=1, keepdim=True).values
-    return task_vectors * (magnitude >= threshold)
+    return task_vectors * (magnitude >= threshold)  # TIES Algorithm 1, step 1 (trim)
 
 
 def elect_sign(trimmed: torch.Tensor) -> torch.Tensor:
@@ -37,7 +47,7 @@ def elect_sign(trimmed: torch.Tensor) -> torch.Tensor:
 
     Parameters whose sum is exactly zero take the majority sign over all parameters.
     """
-    sign = torch.sign(trimmed.sum(dim=0))
+    sign = torch.sign(trimmed.sum(dim=0))  # TIES Algorithm 1, step 2 (elect): gamma = sgn(sum_t tau_hat_t)
     majority = torch.sign(sign.sum())
     return torch.where(sign == 0, majority if majority != 0 else torch.ones_like(majority), sign)
 
@@ -50,6 +60,7 @@ def disjoint_merge(trimmed: torch.Tensor, sign: torch.Tensor, aggregation: str =
     """
     if aggregation not in _AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {_AGGREGATIONS}, got {aggregation!r}")
+    # TIES Algorithm 1, step 3 (disjoint merge): only entries that agree with the elected sign gamma
     agrees = torch.where(sign.unsqueeze(0) > 0, trimmed > 0, trimmed < 0)
     selected = trimmed * agrees
     total = selected.sum(dim=0)
@@ -88,7 +99,7 @@ class TIESMerging(ScaledMerge):
         if aggregation not in _AGGREGATIONS:
             raise ValueError(f"aggregation must be one of {_AGGREGATIONS}, got {aggregation!r}")
         if not 0.0 < density <= 1.0:
-            raise ValueError(f"density must be in (0, 1], got {density}")
+            raise ValueError(f"density must be in (0, 1], got {density}")  # also rejects NaN
         self.density = density
         self.aggregation = aggregation
 

@@ -2,13 +2,17 @@
 
 A small MLP is pre-trained on scikit-learn's digits (or MNIST-1D), then its whole backbone is fine-tuned on T
 derived tasks (rotations, pixel permutations, inversion, relabellings), each with its own frozen linear head
-(a linear probe of the pre-trained features, standing in for CLIP's frozen zero-shot heads). The fine-tuned
-backbones are merged with Task Arithmetic, TIES, Consensus-TA and Consensus-TIES, and compressed with TALL masks.
+(derived from the pre-trained classifier, standing in for CLIP's frozen zero-shot heads). The fine-tuned backbones
+are merged with Task Arithmetic, TIES, Consensus-TA and Consensus-TIES, and compressed with TALL masks.
+
+One runner seed is one repetition of the whole task-vector pipeline: its own train/validation/test split, its own
+pre-training and fine-tuning streams, then every merge evaluated on that seed's models. The runner averages the
+metrics over seeds; no claim needs an across-seed quantity, so there is no summarize (see ``merging``).
 """
 
 from __future__ import annotations
 
-import time
+import math
 
 import numpy as np
 import torch
@@ -16,8 +20,7 @@ from torch import nn
 from torch.func import functional_call
 
 from icml24.core import Claim, Paper, experiment
-from icml24.core.context import limit_threads
-from icml24.data.images import TASK_SPECS, ImageTask, derive_task, image_tasks, load_source, split_indices
+from icml24.data import TASK_SPECS, ImageTask, image_tasks, label_map, load_source, split_indices
 from icml24.merging import (
     ConsensusMerging,
     StateDictLayout,
@@ -44,23 +47,16 @@ PAPER = Paper(
         "test accuracy), with lambda_t and alpha chosen on validation."
     ),
     deviations=[
-        "A 2-layer MLP (~25k parameters) pre-trained on scikit-learn's 8x8 digits replaces CLIP ViT-B/32 (88M), and "
-        "8/14 tasks derived from the digits (rotations, fixed pixel permutations, inversion, mirroring, label maps) "
-        "replace the paper's 8/14/20 vision datasets: CLIP and those datasets need downloads and GPUs.",
-        "Each task's frozen head is derived from the pre-trained digit classifier through the task's label map "
-        "(mean of the rows of the digits mapped to a class), standing in for CLIP's frozen text-derived zero-shot "
-        "heads. Only the backbone is merged and counted in storage.",
-        "Fine-tuning is 15 epochs of SGD with momentum (lr 0.02) on the whole backbone; the tasks (rotated, permuted, "
-        "inverted inputs of an 8x8-pixel MLP) conflict far more in weight space than the paper's vision datasets on "
-        "CLIP, so task vectors are dense, large (mean ||tau_t|| / ||theta_0|| ~ 0.3, metric tau_rel_norm) and "
-        "overlap strongly. The finetune_strength experiment shows how the results move as fine-tuning gets "
-        "shorter and the task vectors smaller.",
-        "Validation and test sets are splits of the 1797 digits (about 360 images each), so one test image moves a "
-        "task's accuracy by about 0.3 points; the 99% thresholds are therefore tested on noisy per-task numbers.",
-        "Task Arithmetic and Consensus-TA use the plain sum (no top-k pre-filtering); TIES trims the top 20% of each "
-        "task vector over the whole model (one threshold per task, as the official code does) and uses the "
-        "disjoint mean as a baseline and the disjoint sum inside TALL masks and Consensus-TIES, as the official "
-        "code does. The official loader's TIES mask file-name mismatch is not reproduced.",
+        "A 2-layer MLP (~82k parameters) pre-trained on scikit-learn's 8x8 digits, fine-tuned on 4/8/14 tasks "
+        "derived from the digits, replaces CLIP ViT-B/32 (88M) on the paper's 8/14/20 vision datasets.",
+        "Each task's frozen head is the pre-trained digit classifier averaged through the task's label map (for "
+        "CLIP's text-derived zero-shot heads), and only the backbone is merged and counted in storage.",
+        "Fine-tuning is 15 epochs of SGD with momentum (lr 0.02) on the whole backbone, which gives far larger and "
+        "more conflicting task vectors than the paper's CLIP fine-tuning (metric tau_rel_norm).",
+        "Validation and test sets are ~360-image splits of the 1797 digits, so one image moves a task's accuracy "
+        "by ~0.3 points.",
+        "TIES trims the top 20% of each task vector over the whole model and uses the disjoint mean as a baseline "
+        "and the disjoint sum inside TALL masks and Consensus-TIES, as the official code does.",
     ],
 )
 
@@ -69,10 +65,26 @@ LAMBDAS = (0.2, 0.3, 0.4, 0.5, 0.6)
 _METHODS = ("zeroshot", "ta", "ties", "tall_ta", "tall_ties", "consensus_ta", "consensus_ties")
 
 
+def _linear(in_features: int, out_features: int, generator: torch.Generator | None = None) -> nn.Linear:
+    """``nn.Linear`` with PyTorch's default init (weight and bias ~ U(+-1/sqrt(in))) drawn from ``generator``.
+
+    ``skip_init`` builds the layer without touching the global RNG; without a generator the weights stay
+    uninitialized (the caller overwrites them).
+    """
+    layer = nn.utils.skip_init(nn.Linear, in_features, out_features)
+    if generator is not None:
+        bound = 1.0 / math.sqrt(in_features)
+        with torch.no_grad():
+            layer.weight.uniform_(-bound, bound, generator=generator)
+            layer.bias.uniform_(-bound, bound, generator=generator)
+    return layer
+
+
 class _Backbone(nn.Module):
-    def __init__(self, num_features: int, hidden: int):
+    def __init__(self, num_features: int, hidden: int, generator: torch.Generator):
         super().__init__()
-        self.layers = nn.Sequential(nn.Linear(num_features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU())
+        self.layers = nn.Sequential(_linear(num_features, hidden, generator), nn.ReLU(),
+                                    _linear(hidden, hidden, generator), nn.ReLU())
 
     def forward(self, x):
         return self.layers(x)
@@ -102,17 +114,14 @@ def _train(backbone: nn.Module, head: nn.Module, x: torch.Tensor, y: torch.Tenso
 def _derived_head(base_head: nn.Linear, spec: str, num_classes: int) -> nn.Linear:
     """A frozen task head derived from the pre-trained classifier, as CLIP derives zero-shot heads from text.
 
-    Each task class ``c`` gets the mean weight row of the base digits its label map sends to ``c`` (for 10-class
+    Each task class ``c`` gets the mean weight row of the source digits the task's label map sends to ``c`` (for
     tasks with no label map this is the base head itself; for ``shift:k`` a row permutation).
     """
-    digits = np.arange(base_head.out_features)
-    _, mapped, _ = derive_task(np.zeros((len(digits), 1), np.float32), digits, spec.split("+")[-1]
-                               if spec.split("+")[-1].split(":")[0] in ("parity", "gt4", "mod3", "mod5", "shift")
-                               else "identity", (1,))
-    assign = torch.zeros(num_classes, len(digits))
-    assign[torch.from_numpy(mapped), torch.from_numpy(digits)] = 1.0
-    assign /= assign.sum(dim=1, keepdim=True)
-    head = nn.Linear(base_head.in_features, num_classes)
+    mapped = torch.from_numpy(label_map(spec, base_head.out_features))
+    assign = torch.zeros(num_classes, base_head.out_features)
+    assign[mapped, torch.arange(base_head.out_features)] = 1.0
+    assign /= assign.sum(dim=1, keepdim=True).clamp(min=1.0)
+    head = _linear(base_head.in_features, num_classes)
     with torch.no_grad():
         head.weight.copy_(assign @ base_head.weight)
         head.bias.copy_(assign @ base_head.bias)
@@ -136,28 +145,38 @@ class _Evaluator:
         return float((logits.argmax(dim=1) == y).float().mean())
 
 
-def _prepare(source: str, num_tasks: int, seed: int, hidden: int, pretrain_epochs: int, finetune_epochs: int,
-             finetune_lr: float, finetune_optimizer: str):
-    """Pre-train on the base task, fit a frozen head per derived task and fine-tune the whole backbone."""
-    tasks = image_tasks(source, TASK_SPECS[:num_tasks], seed=seed)
-    x, y, shape = load_source(source)
-    train, _, _ = split_indices(len(y), seed)
-    xb, yb, num_classes = derive_task(x[train], y[train], "identity", shape)
-    generator = torch.Generator().manual_seed(seed)
-    torch.manual_seed(seed)
-    backbone, base_head = _Backbone(x.shape[1], hidden), nn.Linear(hidden, num_classes)
-    _train(backbone, base_head, torch.from_numpy(xb), torch.from_numpy(yb), pretrain_epochs, 1e-3, generator,
-           noise=0.1)
-    base_state = {k: v.clone() for k, v in backbone.state_dict().items()}
-    heads, finetuned = [], []
-    for task in tasks:
-        xt, yt = torch.from_numpy(task.x_train), torch.from_numpy(task.y_train)
-        backbone.load_state_dict(base_state)
-        heads.append(_derived_head(base_head, task.name, task.num_classes))
-        _train(backbone, heads[-1], xt, yt, finetune_epochs, finetune_lr, generator, optimizer=finetune_optimizer)
-        finetuned.append({k: v.clone() for k, v in backbone.state_dict().items()})
-    backbone.load_state_dict(base_state)
-    return tasks, backbone, base_state, finetuned, heads
+class _Pretrained:
+    """One seed's pre-trained backbone and digit head, the seed's tasks (one split) and its fine-tuning."""
+
+    def __init__(self, ctx, source: str, num_tasks: int, hidden: int, pretrain_epochs: int):
+        split_seed = ctx.child_seed("split")
+        self.tasks = image_tasks(source, TASK_SPECS[:num_tasks], seed=split_seed)
+        x, y, _ = load_source(source)
+        train, _, _ = split_indices(len(y), split_seed)
+        generator = ctx.torch_generator("pretrain")
+        self.backbone = _Backbone(x.shape[1], hidden, generator)
+        self.base_head = _linear(hidden, int(y.max()) + 1, generator)
+        _train(self.backbone, self.base_head, torch.from_numpy(x[train]), torch.from_numpy(y[train]),
+               pretrain_epochs, 1e-3, generator, noise=0.1)
+        self.base_state = {k: v.clone() for k, v in self.backbone.state_dict().items()}
+        self.heads = [_derived_head(self.base_head, task.name, task.num_classes) for task in self.tasks]
+
+    def finetune(self, ctx, epochs: int, lr: float, optimizer: str):
+        """Fine-tune the whole backbone on each task from theta_0; returns ``(theta_0 [P], theta_t [T, P], ev)``.
+
+        Task ``t`` draws its minibatches from the stream ``("finetune", t)``: adding tasks or epochs leaves the
+        earlier tasks' runs (and the first epochs) unchanged.
+        """
+        finetuned = []
+        for t, task in enumerate(ctx.progress(self.tasks, description="fine-tuning tasks", total=len(self.tasks))):
+            self.backbone.load_state_dict(self.base_state)
+            _train(self.backbone, self.heads[t], torch.from_numpy(task.x_train), torch.from_numpy(task.y_train),
+                   epochs, lr, ctx.torch_generator("finetune", t), optimizer=optimizer)
+            finetuned.append({k: v.clone() for k, v in self.backbone.state_dict().items()})
+        self.backbone.load_state_dict(self.base_state)
+        layout = StateDictLayout.from_state_dict(self.base_state)
+        ev = _Evaluator(self.backbone, layout, self.heads, self.tasks)
+        return layout.flatten(self.base_state), layout.flatten_many(finetuned), ev
 
 
 def _normalized(ev: _Evaluator, vectors, tasks_idx, reference: np.ndarray, split: str) -> np.ndarray:
@@ -218,21 +237,12 @@ def _evaluate_count(ev: _Evaluator, base: torch.Tensor, tuned: torch.Tensor, ind
     return metrics, details
 
 
-def _one_seed(source: str, seed: int, counts: list[int], hidden: int, pretrain_epochs: int, finetune_epochs: int,
-              finetune_lr: float, finetune_optimizer: str) -> tuple[dict[str, float], dict]:
-    """Train the base and the task models for one seed, then evaluate every method for each T in ``counts``."""
-    started = time.perf_counter()
-    tasks, backbone, base_state, finetuned, heads = _prepare(source, counts[-1], seed % 2**31, hidden,
-                                                             pretrain_epochs, finetune_epochs, finetune_lr,
-                                                             finetune_optimizer)
-    layout = StateDictLayout.from_state_dict(base_state)
-    base, tuned = layout.flatten(base_state), layout.flatten_many(finetuned)
-    ev = _Evaluator(backbone, layout, heads, tasks)
-    individual = {split: np.array([ev.accuracy(tuned[t], t, split) for t in range(len(tasks))])
+def _evaluate(base: torch.Tensor, tuned: torch.Tensor, ev: _Evaluator, counts: list[int]):
+    """Individual accuracies, then every method for each T in ``counts`` (the first T tasks)."""
+    individual = {split: np.array([ev.accuracy(tuned[t], t, split) for t in range(len(tuned))])
                   for split in ("val", "test")}
-    metrics = {"individual_acc": float(individual["test"].mean()), "num_params": float(layout.num_params),
-               "tau_rel_norm": float((tuned - base).norm(dim=1).mean() / base.norm()),
-               "train_seconds": time.perf_counter() - started}
+    metrics = {"individual_acc": float(individual["test"].mean()), "num_params": float(base.numel()),
+               "tau_rel_norm": float((tuned - base).norm(dim=1).mean() / base.norm())}
     details = {"individual_test": individual["test"].tolist()}
     for count in counts:
         m, details[f"t{count}"] = _evaluate_count(ev, base, tuned, individual, count)
@@ -240,31 +250,24 @@ def _one_seed(source: str, seed: int, counts: list[int], hidden: int, pretrain_e
     return metrics, details
 
 
-def _parse_counts(text: str) -> list[int]:
-    counts = sorted({int(c) for c in text.split(",") if c.strip()})
-    if not counts or counts[0] < 2 or counts[-1] > len(TASK_SPECS):
-        raise ValueError(f"task_counts must list numbers of tasks between 2 and {len(TASK_SPECS)}, got {text!r}")
-    return counts
+def _check_grid(name: str, values: list[int], low: int, high: int | None = None) -> list[int]:
+    grid = sorted({int(v) for v in values})
+    if not grid or grid[0] < low or (high is not None and grid[-1] > high):
+        bound = f"between {low} and {high}" if high is not None else f">= {low}"
+        raise ValueError(f"{name} must list integers {bound}, got {list(values)}")
+    return grid
 
 
-def _mean_over(runs: list[dict[str, float]]) -> dict[str, float]:
-    out = {key: float(np.mean([r[key] for r in runs])) for key in runs[0]}
-    out.update({f"{key}_spread": float(np.std([r[key] for r in runs])) for key in runs[0] if key.endswith("norm_acc")})
-    return out
-
-
-def _run(ctx, name: str, source: str, seeds: int, task_counts: str, **train) -> dict[str, float]:
-    counts = _parse_counts(task_counts)
-    runs, details = [], {}
-    with limit_threads(1):  # the MLP is tiny: intra-op threads only contend
-        for rep in ctx.progress(range(seeds), description="tall-masks seeds", total=seeds):
-            metrics, details[f"seed{rep}"] = _one_seed(source, ctx.child_seed(rep), counts, **train)
-            runs.append(metrics)
-            ctx.log(f"seed {rep}: " + ", ".join(f"{k}={v:.3f}" for k, v in metrics.items() if "_norm_acc" in k))
-    out = _mean_over(runs)
+def _run_merging(ctx, name: str, source: str, task_counts: list[int], hidden: int, pretrain_epochs: int,
+                 finetune_epochs: int, finetune_lr: float, finetune_optimizer: str) -> dict[str, float]:
+    counts = _check_grid("task_counts", task_counts, 2, len(TASK_SPECS))
+    pretrained = _Pretrained(ctx, source, counts[-1], hidden, pretrain_epochs)
+    base, tuned, ev = pretrained.finetune(ctx, finetune_epochs, finetune_lr, finetune_optimizer)
+    metrics, details = _evaluate(base, tuned, ev, counts)
+    ctx.log(", ".join(f"{k}={v:.3f}" for k, v in metrics.items() if "_norm_acc" in k))
     ctx.artifact(f"{name}_details", {"tasks": list(TASK_SPECS[: counts[-1]]), **details})
-    _figures(ctx, name, out, counts, details["seed0"])
-    return out
+    _figures(ctx, name, metrics, counts, details)
+    return metrics
 
 
 def _figures(ctx, name: str, metrics: dict[str, float], counts: list[int], details: dict) -> None:
@@ -288,47 +291,82 @@ def _figures(ctx, name: str, metrics: dict[str, float], counts: list[int], detai
     ctx.figure(f"{name}_accuracy_and_overlap", fig)
 
 
+_SMOKE = {"hidden": 32, "pretrain_epochs": 2, "finetune_epochs": 1, "seeds": 1}
+
+
 @experiment(PAPER,
-            quick={"source": "digits", "seeds": 2, "task_counts": "4,8,14"},
-            full={"source": "digits", "seeds": 10, "task_counts": "4,8,14"})
-def merging(ctx, source: str = "digits", seeds: int = 2, task_counts: str = "4,8,14", hidden: int = 256,
+            quick={"source": "digits", "task_counts": [4, 8, 14], "seeds": 2},
+            full={"source": "digits", "task_counts": [4, 8, 14], "seeds": 10},
+            smoke={"source": "digits", "task_counts": [8, 14], **_SMOKE},
+            threads=1)  # the MLP is tiny: intra-op threads only contend
+def merging(ctx, source: str = "digits", task_counts: list[int] = (4, 8, 14), hidden: int = 256,
             pretrain_epochs: int = 40, finetune_epochs: int = 15, finetune_lr: float = 0.02,
             finetune_optimizer: str = "sgd") -> dict[str, float]:
-    """Individual, zero-shot, TA, TIES, TALL reconstruction and Consensus-TA/TIES on 4, 8 and 14 derived tasks."""
-    return _run(ctx, "merging", source, seeds, task_counts, hidden=hidden, pretrain_epochs=pretrain_epochs,
-                finetune_epochs=finetune_epochs, finetune_lr=finetune_lr, finetune_optimizer=finetune_optimizer)
+    """One seed: individual, zero-shot, TA, TIES, TALL reconstruction and Consensus-TA/TIES on 4, 8 and 14 tasks.
+
+    The seed fixes the data split, pre-training and fine-tuning; the T = 4 and 8 results use the first tasks of the
+    14 fine-tuned ones. ``t{T}_tall_{ta,ties}_min_norm_acc`` is the worst task *of this seed*; the claim reads its
+    mean over seeds (the worst task of a typical run), as the old in-function loop did.
+
+    Measured (quick, runner seeds 0-1): storage ratio 0.1741 = (64+T)/(32T) exactly; selfish 28.7% and
+    catastrophic 10.4% of the weights (T=14); worst-task TALL reconstruction only 0.35 (TA) and 0.61 (TIES) at T=8
+    (mean over tasks 0.79 / 0.89), Consensus-TA 0.467 vs TA 0.507 at T=8, TALL-TA 0.78 mean at T=14. (Before the
+    runner owned the seeds: 0.30 / 0.47 worst task, Consensus-TA 0.491 vs 0.507, selfish 29.6%, catastrophic
+    10.1%.) Our task vectors are large (||tau_t|| / ||theta_0|| ~ 0.33, tau_rel_norm)
+    and conflict: rotated, permuted and inverted inputs of an 8x8-pixel MLP share far less than CLIP's vision
+    datasets do (finetune_strength follows the results as the task vectors shrink).
+    """
+    return _run_merging(ctx, "merging", source, task_counts, hidden, pretrain_epochs, finetune_epochs, finetune_lr,
+                        finetune_optimizer)
 
 
 @experiment(PAPER,
-            quick={"source": "mnist1d", "seeds": 1, "task_counts": "8"},
-            full={"source": "mnist1d", "seeds": 5, "task_counts": "4,8,14"})
-def merging_mnist1d(ctx, source: str = "mnist1d", seeds: int = 1, task_counts: str = "8", hidden: int = 256,
+            quick={"source": "mnist1d", "task_counts": [8], "seeds": 1},
+            full={"source": "mnist1d", "task_counts": [4, 8, 14], "seeds": 5},
+            smoke={"source": "mnist1d", "task_counts": [8], **_SMOKE},
+            threads=1)
+def merging_mnist1d(ctx, source: str = "mnist1d", task_counts: list[int] = (8,), hidden: int = 256,
                     pretrain_epochs: int = 30, finetune_epochs: int = 10,
                     finetune_lr: float = 0.02, finetune_optimizer: str = "sgd") -> dict[str, float]:
-    """The same comparison on tasks derived from MNIST-1D (generated offline), as a second data source."""
-    return _run(ctx, "merging_mnist1d", source, seeds, task_counts, hidden=hidden, pretrain_epochs=pretrain_epochs,
-                finetune_epochs=finetune_epochs, finetune_lr=finetune_lr, finetune_optimizer=finetune_optimizer)
+    """One seed of the same comparison on tasks derived from MNIST-1D (generated offline), a second data source.
+
+    On 1-D signals a "rotation" is a circular shift by a quarter of the length per 90 degrees.
+    """
+    return _run_merging(ctx, "merging_mnist1d", source, task_counts, hidden, pretrain_epochs, finetune_epochs,
+                        finetune_lr, finetune_optimizer)
 
 
-@experiment(PAPER, quick={"seeds": 1, "epochs": "1,3,15"}, full={"seeds": 5, "epochs": "1,2,3,5,10,15"})
-def finetune_strength(ctx, seeds: int = 1, epochs: str = "1,3,15", num_tasks: int = 8, hidden: int = 256,
-                      finetune_lr: float = 0.02) -> dict[str, float]:
-    """Ablation: TALL reconstruction and merging as fine-tuning moves further from theta_0 (digits, T tasks)."""
-    grid = sorted({int(e) for e in epochs.split(",") if e.strip()})
-    if not grid or grid[0] < 1:
-        raise ValueError(f"epochs must list positive numbers of fine-tuning epochs, got {epochs!r}")
-    keys = ("individual_acc", "tau_rel_norm", "zeroshot_norm_acc", "ta_norm_acc", "ties_norm_acc",
-            "tall_ta_norm_acc", "tall_ties_norm_acc", "consensus_ta_norm_acc", "consensus_ties_norm_acc",
-            "tall_ta_min_norm_acc")
+_STRENGTH_KEYS = ("individual_acc", "tau_rel_norm", "zeroshot_norm_acc", "ta_norm_acc", "ties_norm_acc",
+                  "tall_ta_norm_acc", "tall_ties_norm_acc", "consensus_ta_norm_acc", "consensus_ties_norm_acc",
+                  "tall_ta_min_norm_acc", "tall_ties_min_norm_acc")
+
+
+@experiment(PAPER,
+            quick={"epochs": [1, 3, 15], "seeds": 1},
+            full={"epochs": [1, 2, 3, 5, 10, 15], "seeds": 5},
+            smoke={"epochs": [1], "num_tasks": 2, "hidden": 16, "pretrain_epochs": 2, "seeds": 1},
+            threads=1)
+def finetune_strength(ctx, epochs: list[int] = (1, 3, 15), num_tasks: int = 8, hidden: int = 256,
+                      pretrain_epochs: int = 40, finetune_lr: float = 0.02) -> dict[str, float]:
+    """Ablation, one seed: TALL reconstruction and merging as fine-tuning moves further from theta_0 (digits).
+
+    The seed pre-trains once; each entry of ``epochs`` fine-tunes every task from theta_0 for that many epochs (the
+    same minibatch stream, so a longer run extends a shorter one) and evaluates every method (``e{E}_...``).
+
+    Measured (quick, runner seed 0): from 1 to 15 epochs tau_rel_norm grows 0.17 -> 0.32 and the individual
+    accuracy 0.66 -> 0.94; TALL-TA / TALL-TIES mean normalized accuracy 0.88 / 0.94 -> 0.78 / 0.89; Consensus-TA
+    beats TA at 1 epoch (0.650 vs 0.576), not at 15 (0.494 vs 0.513). The previous code's seed had reached 1.03
+    (TALL-TIES) at 1 epoch, so the 1-epoch numbers vary a lot between seeds.
+    """
+    grid = _check_grid("epochs", epochs, 1)
+    if not 2 <= num_tasks <= len(TASK_SPECS):
+        raise ValueError(f"num_tasks must be between 2 and {len(TASK_SPECS)}, got {num_tasks}")
+    pretrained = _Pretrained(ctx, "digits", num_tasks, hidden, pretrain_epochs)
     out: dict[str, float] = {}
-    with limit_threads(1):  # the MLP is tiny: intra-op threads only contend
-        for num_epochs in ctx.progress(grid, description="fine-tuning epochs", total=len(grid)):
-            runs = []
-            for rep in range(seeds):
-                metrics, _ = _one_seed("digits", ctx.child_seed(rep), [num_tasks], hidden, 40, num_epochs,
-                                       finetune_lr, "sgd")
-                runs.append({k: metrics[k if k in metrics else f"t{num_tasks}_{k}"] for k in keys})
-            out.update({f"e{num_epochs}_{k}": v for k, v in _mean_over(runs).items()})
+    for num_epochs in grid:
+        base, tuned, ev = pretrained.finetune(ctx, num_epochs, finetune_lr, "sgd")
+        metrics, _ = _evaluate(base, tuned, ev, [num_tasks])
+        out.update({f"e{num_epochs}_{k}": metrics[k if k in metrics else f"t{num_tasks}_{k}"] for k in _STRENGTH_KEYS})
     import matplotlib
 
     matplotlib.use("Agg")
@@ -375,5 +413,10 @@ CLAIMS = [
           experiment=merging_mnist1d,
           check=lambda m: _consensus_not_worse(m, 8),
           paper="Consensus improves TA and TIES (Table 3)"),
+    Claim("With the smallest task vectors of the ablation (1 fine-tuning epoch, 8 tasks), TALL-mask reconstruction "
+          "keeps at least 99% mean normalized accuracy with both the TA and the TIES multi-task vector",
+          experiment=finetune_strength,
+          check=lambda m: min(m["e1_tall_ta_norm_acc"], m["e1_tall_ties_norm_acc"]) >= 0.99,
+          paper="> 99% of single-task accuracy retained (abstract), for CLIP task vectors that are small relative "
+                "to theta_0"),
 ]
-

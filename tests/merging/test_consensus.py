@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from icml24.merging import ConsensusMerging, TaskArithmetic, TIESMerging, consensus_mask, mask_statistics
@@ -42,3 +43,23 @@ def test_mask_counts_match_sum_for_few_and_many_tasks():
     for num_tasks in (3, 300):
         masks = torch.rand(num_tasks, 64, generator=g) > 0.3
         assert torch.equal(mask_counts(masks).long(), masks.long().sum(0))
+
+
+def test_consensus_validates_and_raises_not_fitted():
+    from icml24._validation import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        ConsensusMerging().merge()
+    with pytest.raises(ValueError, match="k must"):
+        ConsensusMerging(k=-1)
+    with pytest.raises(ValueError, match="multitask"):
+        ConsensusMerging(multitask="mean")
+    base, tuned = torch.zeros(3), torch.ones(2, 3)
+    with pytest.raises(ValueError, match="boolean"):
+        ConsensusMerging().fit(base, tuned, torch.ones(2, 3))
+    with pytest.raises(ValueError, match="shape"):
+        ConsensusMerging().fit(base, tuned, torch.ones(3, 3, dtype=torch.bool))
+    bad = tuned.clone()
+    bad[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="finetuned"):
+        ConsensusMerging().fit(base, bad, torch.ones(2, 3, dtype=torch.bool))

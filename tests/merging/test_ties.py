@@ -36,3 +36,20 @@ def test_ties_estimator_and_validation():
         TIESMerging(density=0.0)
     with pytest.raises(ValueError, match="aggregation"):
         TIESMerging(aggregation="max")
+
+
+def test_ties_not_fitted_and_nan_rejected():
+    from icml24._validation import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        TIESMerging().merged_vector()
+    with pytest.raises(ValueError, match="density"):
+        TIESMerging(density=float("nan"))
+    bad = torch.ones(2, 5)
+    bad[1, 1] = float("nan")
+    with pytest.raises(ValueError, match="task_vectors"):
+        trim_top_k(bad, 0.4)
+    with pytest.raises(ValueError, match="task_vectors"):
+        ties_vector(bad)
+    with pytest.raises(ValueError, match="finetuned"):
+        TIESMerging().fit(torch.zeros(5), bad)

@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from icml24.merging import TALLMasks, compute_tall_masks, multitask_vector
@@ -50,3 +51,35 @@ def test_per_task_lambda_selection_and_reconstruction():
     assert torch.allclose(rec, base + tall.masks_[1] * tall.multitask_vector_)
     comp = tall.compress()
     assert torch.allclose(comp.reconstruct(1), rec)
+
+
+def test_used_before_fit_raises_not_fitted():
+    from icml24._validation import NotFittedError
+
+    with pytest.raises(NotFittedError, match="fit"):
+        TALLMasks().reconstruct(0)
+    with pytest.raises(NotFittedError):
+        TALLMasks().compress()
+    tall = TALLMasks(lambdas=0.4).fit(torch.zeros(3), torch.ones(2, 3))
+    with pytest.raises(ValueError, match="task"):
+        tall.reconstruct(5)
+
+
+def test_nan_inputs_are_rejected_with_the_argument_named():
+    base, tuned = torch.zeros(4), torch.ones(2, 4)
+    bad = tuned.clone()
+    bad[1, 2] = float("nan")
+    with pytest.raises(ValueError, match="finetuned"):
+        TALLMasks(lambdas=0.4).fit(base, bad)
+    with pytest.raises(ValueError, match="pretrained"):
+        TALLMasks(lambdas=0.4).fit(torch.tensor([0.0, float("inf"), 0.0, 0.0]), tuned)
+    with pytest.raises(ValueError, match="lambdas"):
+        TALLMasks(lambdas=(0.2, float("nan")))
+    with pytest.raises(ValueError, match="lambdas"):
+        compute_tall_masks(tuned, tuned.sum(0), [0.2, float("nan")])
+    with pytest.raises(ValueError, match="task_vectors"):
+        compute_tall_masks(bad, tuned.sum(0), 0.2)
+    with pytest.raises(ValueError, match="task_vectors"):
+        multitask_vector(bad, "ta")
+    with pytest.raises(ValueError, match="finite"):
+        TALLMasks(lambdas=(0.2, 0.4)).fit(base, tuned, score=lambda t, v: float("nan"))
