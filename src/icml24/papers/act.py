@@ -8,9 +8,18 @@ import numpy as np
 import torch
 
 from icml24.core import Claim, Paper, experiment
-from icml24.data.models import smollm2
-from icml24.llm.act import ACT, HeadSearch, attention_maps, hidden_sink_frequency, plot_attention_sinks
-from icml24.llm.tasks import TASK_NAMES, encode_task, label_word_accuracy, load_task
+from icml24.data import smollm2
+from icml24.llm import (
+    ACT,
+    TASK_NAMES,
+    HeadSearch,
+    attention_maps,
+    encode_task,
+    hidden_sink_frequency,
+    label_word_accuracy,
+    load_task,
+    plot_attention_sinks,
+)
 
 PAPER = Paper(
     slug="act",
@@ -31,33 +40,30 @@ PAPER = Paper(
         "countryinfo, hooked in through transformers' AttentionInterface."
     ),
     deviations=[
-        "Model: SmolLM2-135M-Instruct (30 layers x 9 heads, GGUF Q4_1 dequantized to fp32) instead of Llama-2-7B/"
-        "30B and Mistral-7B: the only LLM available offline on CPU.",
-        "Tasks: four templated zero-shot label-word tasks (VADER-lexicon sentiment, countryinfo continent, capital "
-        "among 4, hemisphere) with 40 calibration / 80 test items per task, instead of SST-2, AGNews, ... with 900 "
-        "calibration samples; the small model is near chance on continent and capital.",
-        "Quick runs search only the 18 heads of layers 2..27 that most often show (robust, see below) sinks beyond "
-        "the first token on the calibration prompts (full: all 270 heads); the keep rule is 'calibration-set "
-        "accuracy above the plain model's', as the official calibration log suggests (the exact rule is not "
-        "published).",
-        "'ACT on all heads' calibrates every head of layers 2..28, the official layer range (all but the first two "
-        "and the last layer).",
-        "Finding 1 is judged with a robustness filter beside the official rule: a sink must be a key seen by at "
-        "least 5 queries and draw at least twice the attention a uniform head would give it (on our ~20-token "
-        "prompts the official rule flags the last tokens, and even the second token of a uniform head).",
+        "Model: SmolLM2-135M-Instruct (30 layers x 9 heads, GGUF Q4_1 dequantized to fp32) instead of Llama-2-7B/30B "
+        "and Mistral-7B, the only LLM available offline on CPU.",
+        "Tasks: four templated zero-shot label-word tasks (VADER sentiment, countryinfo continent, capital, "
+        "hemisphere) with 40 calibration / 80 test items each, instead of SST-2, AGNews and the other benchmarks with "
+        "900 calibration samples.",
+        "Quick runs search only the 18 most sink-prone heads of layers 2..27 (full: all 270).",
+        "A head is kept when its calibration alone raises calibration-set accuracy; the paper publishes no exact rule.",
+        "'ACT on all heads' calibrates every head of layers 2..28, the official layer range.",
+        "Finding 1 is judged with a stricter sink count beside the official rule (a sink must be seen by >= 5 "
+        "queries and draw >= 2x uniform attention).",
     ],
 )
 
 MIN_VIEWERS = 5  # robust finding-1 count: the key is seen by >= 5 queries ...
 MIN_UNIFORM_RATIO = 2.0  # ... and draws >= 2x the attention a uniform head would give it
 FILTERS = {"official": {}, "robust": {"min_viewers": MIN_VIEWERS, "min_uniform_ratio": MIN_UNIFORM_RATIO}}
+CONDITIONS = ("plain", "all", "filtered")  # the plain model, ACT on all heads, ACT on the searched heads
 
 
-def _tasks(tasks: str) -> list[str]:
-    names = [t.strip() for t in tasks.split(",") if t.strip()]
+def _check_tasks(tasks: list[str]) -> list[str]:
+    names = list(tasks)
     unknown = [t for t in names if t not in TASK_NAMES]
     if unknown or not names:
-        raise ValueError(f"tasks must be a comma list of {', '.join(TASK_NAMES)}; got {tasks!r}")
+        raise ValueError(f"tasks must name some of {', '.join(TASK_NAMES)}; got {names!r}")
     return names
 
 
@@ -65,15 +71,24 @@ def _layer_range(num_layers: int) -> list[int]:
     return list(range(2, max(num_layers - 1, 3)))
 
 
-@experiment(PAPER, quick={"prompts_per_task": 16}, full={"prompts_per_task": 80})
-def sinks(ctx, tasks: str = ",".join(TASK_NAMES), prompts_per_task: int = 16, threshold: float = 0.1,
+# threads=1: on a shared 2-core machine two torch threads spin, and the smoke runs took 10x longer; use --jobs instead
+@experiment(PAPER, quick={"prompts_per_task": 16, "seeds": 1}, full={"prompts_per_task": 80, "seeds": 1},
+            smoke={"tasks": ["sentiment"], "prompts_per_task": 2, "batch_size": 2}, threads=1)
+def sinks(ctx, tasks: list[str] = TASK_NAMES, prompts_per_task: int = 16, threshold: float = 0.1,
           batch_size: int = 16) -> dict[str, float]:
-    """Where sinks occur: per layer, the share of heads with sinks beyond the first token (paper finding 1)."""
+    """Where sinks occur: per layer, the share of heads with sinks beyond the first token (paper finding 1).
+
+    Two counts from one forward per prompt: the official rule (``col_j > 0.1`` at a key after the first), and a
+    robust one that also asks the key to be seen by at least 5 queries and to draw at least twice the attention a
+    uniform head would give it: on our ~20-token prompts the official rule flags the last tokens, and even the second
+    token of a uniform head. The claim reads the robust count.
+    Measured (quick, seed 0): hidden sinks in 100% of layers.
+    """
     model, tokenizer = smollm2()
     batches = []
-    for i, name in enumerate(_tasks(tasks)):
+    for i, name in enumerate(_check_tasks(tasks)):
         task = load_task(name)
-        sample = task.subset(np.random.default_rng([ctx.seed, i]).choice(len(task), prompts_per_task, replace=False))
+        sample = task.subset(ctx.rng(i).choice(len(task), prompts_per_task, replace=False))
         batches.extend(encode_task(sample, tokenizer, batch_size))
     freq = hidden_sink_frequency(model, batches, threshold, filters=FILTERS)
     raw, robust = freq["official"], freq["robust"]  # [layers, heads]
@@ -118,77 +133,99 @@ def _sink_figures(ctx, model, tokenizer, batches, robust, share_raw, share, thre
                                                           threshold, tokens))
 
 
-@experiment(PAPER, quick={"seeds": 1, "search_heads": 18}, full={"seeds": 3, "search_heads": 0})
-def accuracy(ctx, tasks: str = ",".join(TASK_NAMES), seeds: int = 1, num_calibration: int = 40, num_test: int = 80,
+@experiment(PAPER, quick={"search_heads": 18, "seeds": 1}, full={"search_heads": 0, "seeds": 3},
+            smoke={"tasks": ["sentiment"], "num_calibration": 2, "num_test": 2, "search_heads": 1, "batch_size": 4},
+            threads=1)
+def accuracy(ctx, tasks: list[str] = TASK_NAMES, num_calibration: int = 40, num_test: int = 80,
              search_heads: int = 18, threshold: float = 0.1, beta: float = 0.4,
              batch_size: int = 32) -> dict[str, float]:
-    """Accuracy of the plain model, ACT on all heads and ACT on searched heads, per task; cost of the search."""
+    """Accuracy of the plain model, ACT on all heads and ACT on searched heads, per task; cost of the search.
+
+    One seed is one calibration/test split per task: the head search runs on the calibration items and the three
+    conditions are scored on the test items. The worst-task change is taken over tasks of the changes averaged over
+    seeds (the summary), not averaged over seeds of per-seed minima. Quick runs search the ``search_heads`` heads whose
+    maps most often hold robust hidden sinks; the search costs about 5 s per head, so the full 270-head search is
+    about 22 minutes per seed. Continent and capital are near chance for this model, which makes them noisy.
+    Measured (quick, seed 0): ACT on all heads changes the worst task by -7.5 points; ACT on the searched heads moves
+    the mean by -2.2 points (the best of the 18 searched heads gained 0.6 points on the calibration set).
+    """
     model, tokenizer = smollm2()
-    names = _tasks(tasks)
+    names = _check_tasks(tasks)
     num_layers = model.config.num_hidden_layers
     num_heads = model.config.num_attention_heads
     all_heads = {layer: "all" for layer in _layer_range(num_layers)}
-    rows: dict[str, list[list[float]]] = {"plain": [], "all": [], "filtered": []}
-    cost = {"seconds": [], "heads": [], "selected": [], "layer_passes": [], "search_cal_acc": [], "base_cal_acc": []}
-    selections = []
-    for rep in range(seeds):
-        split_seed = int(np.random.SeedSequence([ctx.seed, rep]).generate_state(1)[0])
-        cal, test = [], []
-        for name in names:
-            c, t = load_task(name).split(num_calibration, num_test, seed=split_seed)
-            cal.append(encode_task(c, tokenizer, batch_size))
-            test.append(encode_task(t, tokenizer, batch_size))
-        tick = time.perf_counter()
-        candidates = _candidates(model, cal, search_heads, threshold, num_layers)
-        ctx.log(f"act: candidate heads chosen in {time.perf_counter() - tick:.1f}s")
-        search = HeadSearch(candidates, threshold=threshold, beta=beta)
-        search.fit(model, cal, progress=lambda it: ctx.progress(it, "ACT head search", total=len(it)))
-        ctx.log(f"act: searched {len(search.head_accuracy_)} heads in {search.seconds_:.1f}s, "
-                f"kept {search.selected_heads_}")
-        start = time.perf_counter()
-        rows["plain"].append([label_word_accuracy(model, b) for b in test])
-        with ACT(all_heads, threshold=threshold, beta=beta).attach(model):
-            rows["all"].append([label_word_accuracy(model, b) for b in test])
-        with ACT(search.selected_heads_, threshold=threshold, beta=beta).attach(model):
-            rows["filtered"].append([label_word_accuracy(model, b) for b in test])
-        ctx.log(f"act: test evaluation of 3 conditions done in {time.perf_counter() - start:.1f}s")
-        n_cand = len(search.head_accuracy_)
-        cost["seconds"].append(search.seconds_)
-        cost["heads"].append(n_cand)
-        cost["selected"].append(sum(len(h) for h in search.selected_heads_.values()))
-        items = sum(len(b.labels) for task in cal for b in task)
-        cost["layer_passes"].append(search.forward_layers_ / ((n_cand + 1) * num_layers * items))
-        cost["base_cal_acc"].append(search.baseline_accuracy_)
-        cost["search_cal_acc"].append(max(search.head_accuracy_.values(), default=search.baseline_accuracy_))
-        selections.append({"split_seed": split_seed, "selected_heads": search.selected_heads_,
-                           "head_accuracy": {f"{la},{h}": a for (la, h), a in search.head_accuracy_.items()},
-                           "baseline_calibration_accuracy": search.baseline_accuracy_})
-    ctx.artifact("act_selected_heads", selections)
-    acc = {k: np.asarray(v) for k, v in rows.items()}  # [seeds, tasks]
+    split_seed = ctx.child_seed(0)  # stream 0: the calibration/test split of this seed
+    cal, test = [], []
+    for name in names:
+        c, t = load_task(name).split(num_calibration, num_test, seed=split_seed)
+        cal.append(encode_task(c, tokenizer, batch_size))
+        test.append(encode_task(t, tokenizer, batch_size))
+    tick = time.perf_counter()
+    candidates = _candidates(model, cal, search_heads, threshold, num_layers)
+    ctx.log(f"act: candidate heads chosen in {time.perf_counter() - tick:.1f}s")
+    search = HeadSearch(candidates, threshold=threshold, beta=beta)
+    search.fit(model, cal, progress=lambda it: ctx.progress(it, "ACT head search", total=len(it)))
+    ctx.log(f"act: searched {len(search.head_accuracy_)} heads in {search.seconds_:.1f}s, "
+            f"kept {search.selected_heads_}")
+    start = time.perf_counter()
+    acc = {"plain": np.array([label_word_accuracy(model, b) for b in test])}  # per task
+    with ACT(all_heads, threshold=threshold, beta=beta).attach(model):
+        acc["all"] = np.array([label_word_accuracy(model, b) for b in test])
+    with ACT(search.selected_heads_, threshold=threshold, beta=beta).attach(model):
+        acc["filtered"] = np.array([label_word_accuracy(model, b) for b in test])
+    ctx.log(f"act: test evaluation of 3 conditions done in {time.perf_counter() - start:.1f}s")
+    ctx.artifact("act_selected_heads", {
+        "split_seed": split_seed, "selected_heads": search.selected_heads_,
+        "head_accuracy": {f"{la},{h}": a for (la, h), a in search.head_accuracy_.items()},
+        "baseline_calibration_accuracy": search.baseline_accuracy_})
     metrics: dict[str, float] = {}
     for k, name in enumerate(names):
-        for cond in ("plain", "all", "filtered"):
-            metrics[f"act_{name}_{cond}_acc"] = float(acc[cond][:, k].mean())
-    for cond in ("plain", "all", "filtered"):
+        for cond in CONDITIONS:
+            metrics[f"act_{name}_{cond}_acc"] = float(acc[cond][k])
+    for cond in CONDITIONS:
         metrics[f"act_mean_{cond}_acc"] = float(acc[cond].mean())
-    for cond in ("all", "filtered"):
-        change = (acc[cond] - acc["plain"]).mean(axis=0)  # per task, mean over splits
-        metrics[f"act_{cond}_gain_mean"] = float(change.mean())
-        metrics[f"act_{cond}_worst_task_change"] = float(change.min())
+    metrics.update(_gains([{name: {cond: acc[cond][k] for cond in CONDITIONS} for k, name in enumerate(names)}]))
+    n_cand = len(search.head_accuracy_)
+    items = sum(len(b.labels) for task in cal for b in task)
+    seconds_per_head = search.seconds_ / max(n_cand, 1)
     metrics.update({
-        "act_search_seconds": float(np.mean(cost["seconds"])),
-        "act_search_heads": float(np.mean(cost["heads"])),
-        "act_search_seconds_per_head": float(np.sum(cost["seconds"]) / max(np.sum(cost["heads"]), 1)),
-        "act_full_search_seconds_estimate": float(np.sum(cost["seconds"]) / max(np.sum(cost["heads"]), 1)
-                                                  * num_layers * num_heads),
+        "act_search_seconds": float(search.seconds_),
+        "act_search_heads": float(n_cand),
+        "act_search_seconds_per_head": float(seconds_per_head),
+        "act_full_search_seconds_estimate": float(seconds_per_head * num_layers * num_heads),
         # decoder-layer passes of the cached search over those of one full forward per head (timing-free cost)
-        "act_search_layer_passes_vs_full_forwards": float(np.mean(cost["layer_passes"])),
-        "act_selected_heads": float(np.mean(cost["selected"])),
-        "act_calibration_plain_acc": float(np.mean(cost["base_cal_acc"])),
-        "act_calibration_best_head_acc": float(np.mean(cost["search_cal_acc"])),
+        "act_search_layer_passes_vs_full_forwards": float(search.forward_layers_ / ((n_cand + 1) * num_layers * items)),
+        "act_selected_heads": float(sum(len(h) for h in search.selected_heads_.values())),
+        "act_calibration_plain_acc": float(search.baseline_accuracy_),
+        "act_calibration_best_head_acc": float(max(search.head_accuracy_.values(), default=search.baseline_accuracy_)),
     })
     _accuracy_figure(ctx, names, acc)
     return metrics
+
+
+def _gains(per_seed: list[dict[str, dict[str, float]]]) -> dict[str, float]:
+    """Per task, the change of each ACT condition over the plain model averaged over seeds; then its mean over tasks
+    (``act_<cond>_gain_mean``) and its minimum over tasks (``act_<cond>_worst_task_change``).
+
+    ``per_seed``: one ``{task: {condition: accuracy}}`` per seed."""
+    tasks = list(per_seed[0])
+    metrics = {}
+    for cond in ("all", "filtered"):
+        change = np.array([np.mean([seed[name][cond] - seed[name]["plain"] for seed in per_seed]) for name in tasks])
+        metrics[f"act_{cond}_gain_mean"] = float(change.mean())
+        metrics[f"act_{cond}_worst_task_change"] = float(change.min())
+    return metrics
+
+
+@accuracy.summarizer
+def _accuracy_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
+    """The gains from the per-task accuracies of every seed (the worst task of the mean changes, not the mean of
+    per-seed worst tasks)."""
+    suffix = "_plain_acc"
+    tasks = [k[len("act_"):-len(suffix)] for k in per_seed[0] if k.endswith(suffix) and k.startswith("act_")
+             and k not in ("act_mean_plain_acc", "act_calibration_plain_acc")]
+    return _gains([{name: {cond: m[f"act_{name}_{cond}_acc"] for cond in CONDITIONS} for name in tasks}
+                   for m in per_seed])
 
 
 def _candidates(model, cal_batches, search_heads: int, threshold: float, num_layers: int):
@@ -211,7 +248,7 @@ def _accuracy_figure(ctx, names, acc):
     fig, ax = plt.subplots(figsize=(7, 3))
     x = np.arange(len(names) + 1)
     for k, (cond, label) in enumerate([("plain", "plain"), ("all", "ACT, all heads"), ("filtered", "ACT, searched")]):
-        values = list(acc[cond].mean(axis=0)) + [acc[cond].mean()]
+        values = list(acc[cond]) + [acc[cond].mean()]
         ax.bar(x + (k - 1) * 0.27, values, width=0.27, label=label)
     ax.set_xticks(x)
     ax.set_xticklabels(list(names) + ["mean"])

@@ -5,6 +5,7 @@ from icml24._lazy import lazy_exports
 # exported name -> submodule that defines it; each method adds its own line(s)
 _EXPORTS: dict[str, str] = {
     "Simformer": ".simformer",
+    "NPE": ".npe",
     "ScoreTransformer": ".transformer",
     "VESDE": ".sde",
     "VPSDE": ".sde",

@@ -20,6 +20,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ._random import generator_or_fresh
+
 GRAPH_KINDS = ("dense", "undirected", "directed")
 
 
@@ -124,6 +126,7 @@ def structured_condition_masks(batch_size: int, num_theta: int, num_x: int, gene
     observed), likelihood (theta observed), and two Bernoulli masks with rates ``bernoulli_rates`` that are drawn once
     per batch. All-observed rows are reset to all-unobserved.
     """
+    generator = generator_or_fresh(generator)
     num_nodes = num_theta + num_x
     posterior = torch.cat([torch.zeros(num_theta, dtype=torch.bool), torch.ones(num_x, dtype=torch.bool)])
     rates = torch.tensor(bernoulli_rates, dtype=torch.float32)[:, None].expand(-1, num_nodes)
@@ -139,6 +142,7 @@ def beta_bernoulli_condition_masks(batch_size: int, num_nodes: int, generator: t
                                    alpha: float = 1.0, beta: float = 4.0) -> Tensor:
     """Alternative masks: per row, rate ``p ~ Beta(alpha, beta)`` then ``Bernoulli(p)`` per node; all-ones reset."""
     # torch's Beta sampler takes no generator: draw through numpy, seeded from the torch generator (reproducible)
+    generator = generator_or_fresh(generator)
     seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator))
     rate = torch.as_tensor(np.random.default_rng(seed).beta(alpha, beta, size=(batch_size, 1)), dtype=torch.float32)
     masks = torch.rand(batch_size, num_nodes, generator=generator) < rate

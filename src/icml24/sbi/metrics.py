@@ -13,6 +13,8 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.model_selection import KFold, cross_val_score
 from sklearn.neural_network import MLPClassifier
 
+from icml24._validation import check_finite
+
 
 def c2st(X, Y, seed: int = 1, n_folds: int = 5, classifier: str = "rf", z_score: bool = True) -> float:
     """C2ST accuracy between samples ``X: [n, d]`` and ``Y: [m, d]``.
@@ -32,8 +34,8 @@ def c2st(X, Y, seed: int = 1, n_folds: int = 5, classifier: str = "rf", z_score:
     Y = torch.as_tensor(np.asarray(Y) if not isinstance(Y, torch.Tensor) else Y, dtype=torch.float32)
     if X.dim() != 2 or Y.dim() != 2 or X.shape[1] != Y.shape[1]:
         raise ValueError(f"X and Y must be [n, d] with the same d, got {tuple(X.shape)} and {tuple(Y.shape)}")
-    if not (torch.isfinite(X).all() and torch.isfinite(Y).all()):
-        raise ValueError("C2ST got NaN or inf samples")
+    check_finite("X", X)
+    check_finite("Y", Y)
     if z_score:
         mean, std = X.mean(0), X.std(0)
         std[std < 1e-14] = 1

@@ -11,6 +11,8 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
+from ._random import generator_or_fresh
+
 ScoreFn = Callable[[Tensor, Tensor], Tensor]  # (x [batch, n], t [batch]) -> score [batch, n]
 
 
@@ -28,10 +30,11 @@ def euler_maruyama(score_fn: ScoreFn, sde, x_init: Tensor, condition_mask: Tenso
         x_init: ``[batch, n]`` start values (observed entries already set to their values).
         condition_mask: ``[batch, n]`` or ``[n]`` bool, ``True`` = observed (kept fixed).
         num_steps: Euler–Maruyama steps (paper: 500).
-        generator: torch generator for the Brownian increments.
+        generator: torch generator for the Brownian increments (``None``: a fresh, unseeded one).
         guidance: optional log-potential ``c(x0_hat, t) -> [batch]`` (e.g. :func:`interval_potential`); its gradient
             at the Tweedie estimate ``x0_hat = (x_t + sigma_t^2 s) / a_t`` is added to the score (paper Sec. 3.4).
     """
+    generator = generator_or_fresh(generator)
     free = (~condition_mask.bool()).to(x_init.dtype).expand_as(x_init)
     times = _time_grid(sde, num_steps, x_init.dtype, x_init.device)
     x = x_init.clone()

@@ -29,6 +29,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from icml24._validation import FittedAttributes, NotFittedError, check_finite, check_positive
+
+from ._random import generator_or_fresh
 from .masks import (
     GRAPH_KINDS,
     as_dag,
@@ -42,7 +45,7 @@ from .sde import make_sde
 from .transformer import ScoreTransformer
 
 
-class Simformer:
+class Simformer(FittedAttributes):
     """Simformer estimator with an sbi-style interface: ``append_simulations`` -> ``train`` -> ``sample``.
 
     Args:
@@ -56,9 +59,16 @@ class Simformer:
             sizes (defaults: the paper's "small" model, 6 layers, 4 heads of size 10, widening 3, tokens 20+20+10).
         condition_masks (str): ``"structured"`` (paper default) or ``"beta_bernoulli"`` (``p ~ Beta(1, 4)``).
         z_score (bool): standardize each variable with the training data's mean and std (default ``True``).
-        seed (int): seed of the network initialisation and of training (default 0).
+        seed (int): seed of the network initialisation and of training (default 0). The estimator owns its random
+            streams (``seed``: initialisation and training batches, ``seed + 1``: the fixed validation noise,
+            ``seed + 2``: sampling when no generator is passed); it never draws from torch's global generator.
         device (str): torch device (default ``"cpu"``).
+
+    Using a learned attribute (``network_``, ``steps_trained_``, ...) or sampling before ``train()`` raises
+    ``NotFittedError``; NaN or infinite simulations, observations or conditions raise ``ValueError``.
     """
+
+    _fit_call = "append_simulations(theta, x) and train()"
 
     def __init__(self, num_variables: int | None = None, graph=None, graph_kind: str | None = None,
                  sde: str = "vesde", num_layers: int = 6, num_heads: int = 4, head_dim: int = 10,
@@ -93,7 +103,7 @@ class Simformer:
     # ------------------------------------------------------------------ data
     def append_simulations(self, theta: Tensor, x: Tensor) -> Simformer:
         """Add simulations ``theta: [N, num_theta]``, ``x: [N, num_x]`` (stored as the joint ``[theta, x]``)."""
-        theta, x = _as_2d(theta, "theta"), _as_2d(x, "x")
+        theta, x = check_finite("theta", _as_2d(theta, "theta")), check_finite("x", _as_2d(x, "x"))
         if theta.shape[0] != x.shape[0]:
             raise ValueError(f"theta has {theta.shape[0]} rows but x has {x.shape[0]}; pass one x per theta")
         if self.num_theta_ is not None and self.num_theta_ != theta.shape[1]:
@@ -103,9 +113,9 @@ class Simformer:
 
     def append_joint(self, joint: Tensor) -> Simformer:
         """Add joint samples ``[N, num_variables]`` (any variables, not only theta and x)."""
-        joint = _as_2d(joint, "joint")
-        if not torch.isfinite(joint).all():
-            raise ValueError("simulations contain NaN or inf; drop those rows before appending")
+        joint = check_finite("joint", _as_2d(joint, "joint"))
+        if joint.shape[0] == 0:
+            raise ValueError("joint has no rows; append at least one simulation")
         if self._data and joint.shape[1] != self._data[0].shape[1]:
             raise ValueError(f"got {joint.shape[1]} variables, earlier data had {self._data[0].shape[1]}")
         self._data.append(joint)
@@ -135,8 +145,11 @@ class Simformer:
                                               generator)
         return beta_bernoulli_condition_masks(batch_size, self.num_variables_, generator)
 
-    def loss(self, x0: Tensor, generator: torch.Generator, condition_mask: Tensor | None = None) -> Tensor:
+    def loss(self, x0: Tensor, generator: torch.Generator | None = None,
+             condition_mask: Tensor | None = None) -> Tensor:
         """Denoising score-matching loss (paper Eq. 4) of a normalized batch ``x0: [batch, n]``."""
+        self._check_fitted()
+        generator = generator_or_fresh(generator)
         batch = x0.shape[0]
         t = self.sde.t_min + (self.sde.t_max - self.sde.t_min) * torch.rand(batch, generator=generator)
         if condition_mask is None:
@@ -172,9 +185,19 @@ class Simformer:
         """
         if not self._data:
             raise ValueError("no simulations; call append_simulations(theta, x) first")
+        if max_steps is not None and max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1 (or None for the paper's rule), got {max_steps}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        check_positive("learning_rate", learning_rate)
+        check_positive("min_learning_rate", min_learning_rate)
+        check_positive("clip", clip)
+        if not 0.0 <= validation_fraction < 1.0:
+            raise ValueError(f"validation_fraction must lie in [0, 1), got {validation_fraction}")
         data = torch.cat(self._data).float()
         self._build(data)
         generator = torch.Generator().manual_seed(self.seed)
+        self._sampling_generator = torch.Generator().manual_seed(self.seed + 2)  # sample() without a generator
         order = torch.randperm(data.shape[0], generator=generator)
         normalized = ((data - self.mean_) / self.std_)[order]
         num_val = int(validation_fraction * data.shape[0])
@@ -221,8 +244,9 @@ class Simformer:
 
     # -------------------------------------------------------------- sampling
     def _check_fitted(self) -> None:
-        if not hasattr(self, "network_"):
-            raise ValueError("the Simformer is not trained; call append_simulations(...) and train() first")
+        if "network_" not in self.__dict__:
+            raise NotFittedError("this Simformer is not trained yet; call append_simulations(theta, x) and train() "
+                                 "first")
 
     def condition_from(self, condition) -> tuple[Tensor, Tensor]:
         """``{index: value}`` or a ``[n]`` tensor with NaN for free entries -> (mask ``[n]``, values ``[n]``)."""
@@ -235,11 +259,13 @@ class Simformer:
             for index, value in condition.items():
                 if not 0 <= int(index) < n:
                     raise ValueError(f"condition index {index} is outside 0..{n - 1}")
-                values[int(index)] = float(value)
+                values[int(index)] = float(check_finite(f"condition[{index}]", float(value)))
         else:
             values = torch.as_tensor(condition, dtype=torch.float32).reshape(-1).clone()
             if values.shape[0] != n:
                 raise ValueError(f"a condition vector needs {n} entries (NaN = not observed), got {values.shape[0]}")
+            if torch.isinf(values).any():
+                raise ValueError("condition contains infinite values; use finite values, or NaN for a free entry")
         mask = ~torch.isnan(values)
         if mask.all():
             raise ValueError("every variable is observed; leave at least one free (NaN or missing index)")
@@ -256,13 +282,17 @@ class Simformer:
                 entries, or ``None`` for the joint.
             method: ``"sde"`` (Euler–Maruyama on the reverse SDE, default) or ``"ode"`` (probability flow, Heun).
             num_steps: integration steps (paper: 500).
-            generator: torch generator for the initial noise and Brownian increments.
+            generator: torch generator for the initial noise and Brownian increments (default: the estimator's own
+                sampling stream, seeded by ``seed``; successive calls continue it).
             guidance: optional log-potential ``c(x, t) -> [num_samples]`` on the joint in *original* units (e.g.
                 :func:`~icml24.sbi.sampling.interval_potential`), added to the score as guidance (SDE only).
         """
         mask, values = self.condition_from(condition)
         if method not in ("sde", "ode"):
             raise ValueError(f"method must be 'sde' or 'ode', got {method!r}")
+        if num_samples < 1 or num_steps < 1:
+            raise ValueError(f"num_samples and num_steps must be >= 1, got {num_samples} and {num_steps}")
+        generator = generator if generator is not None else self._sampling_generator
         observed = ((values - self.mean_) / self.std_)[None].expand(num_samples, -1)
         t_max = torch.full((num_samples,), self.sde.t_max)
         factor, std = self.sde.mean_factor(t_max)[:, None], self.sde.std(t_max)[:, None]
@@ -296,15 +326,20 @@ class Simformer:
 
     def sample_posterior(self, num_samples: int, x_observed: Tensor, **kwargs) -> Tensor:
         """``theta ~ p(theta | x_observed)``: ``[num_samples, num_theta]``."""
-        x_observed = torch.as_tensor(x_observed, dtype=torch.float32).reshape(-1)
+        x_observed = check_finite("x_observed", torch.as_tensor(x_observed, dtype=torch.float32).reshape(-1))
         self._check_fitted()
+        if x_observed.shape[0] != self.num_variables_ - self.num_theta_:
+            raise ValueError(f"x_observed needs {self.num_variables_ - self.num_theta_} entries, got "
+                             f"{x_observed.shape[0]}")
         condition = {self.num_theta_ + i: float(v) for i, v in enumerate(x_observed)}
         return self.sample(num_samples, condition, **kwargs)[:, : self.num_theta_]
 
     def sample_likelihood(self, num_samples: int, theta: Tensor, **kwargs) -> Tensor:
         """``x ~ p(x | theta)``: ``[num_samples, num_x]``."""
-        theta = torch.as_tensor(theta, dtype=torch.float32).reshape(-1)
+        theta = check_finite("theta", torch.as_tensor(theta, dtype=torch.float32).reshape(-1))
         self._check_fitted()
+        if theta.shape[0] != self.num_theta_:
+            raise ValueError(f"theta needs {self.num_theta_} entries, got {theta.shape[0]}")
         return self.sample(num_samples, {i: float(v) for i, v in enumerate(theta)}, **kwargs)[:, self.num_theta_:]
 
 

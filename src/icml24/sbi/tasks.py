@@ -8,7 +8,10 @@
   files are installed, otherwise exact grid samples of the closed-form likelihood times the uniform prior.
 
 Every task exposes ``num_theta``, ``num_x``, ``graph`` (``[n, n]`` bool, ``graph[i, j]`` = ``j`` is a parent of
-``i``), ``simulate_joint(num, generator) -> [num, n]`` and ``observation(index) -> x_o``.
+``i``), ``prior()`` (a torch distribution over theta), ``simulate_joint(num, generator) -> [num, n]`` and
+``observation(index) -> x_o``. Random draws use the ``generator`` passed in (``None``: a fresh, unseeded one), never
+torch's global generator; ``observation(index)`` is a data constant, simulated (when SBIBM's file is absent) from
+``torch.Generator().manual_seed(1_000_000 + index)`` so that every run sees the same observations.
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import Tensor
+
+from icml24._validation import check_finite
+
+from ._random import generator_or_fresh
 
 
 class LinearGaussianTask:
@@ -39,10 +46,17 @@ class LinearGaussianTask:
     """
 
     def __init__(self, weights, noise_std, num_theta: int, bias=None, name: str = "linear_gaussian"):
-        self.weights = np.asarray(weights, dtype=np.float64)
+        self.weights = check_finite("weights", np.asarray(weights, dtype=np.float64))
         n = self.weights.shape[0]
-        self.noise_std = np.broadcast_to(np.asarray(noise_std, dtype=np.float64), (n,)).copy()
-        self.bias = np.zeros(n) if bias is None else np.asarray(bias, dtype=np.float64)
+        if self.weights.ndim != 2 or self.weights.shape != (n, n):
+            raise ValueError(f"weights must be a square [n, n] matrix, got shape {self.weights.shape}")
+        self.noise_std = np.broadcast_to(check_finite("noise_std", np.asarray(noise_std, dtype=np.float64)),
+                                         (n,)).copy()
+        if np.any(self.noise_std <= 0):
+            raise ValueError("noise_std must be > 0 for every variable")
+        self.bias = np.zeros(n) if bias is None else check_finite("bias", np.asarray(bias, dtype=np.float64))
+        if not 1 <= num_theta < n:
+            raise ValueError(f"num_theta must lie in 1..{n - 1} (some parameters and some data), got {num_theta}")
         self.num_theta, self.num_x, self.name = num_theta, n - num_theta, name
         lower = np.linalg.inv(np.eye(n) - self.weights)
         self.mean = lower @ self.bias
@@ -53,9 +67,15 @@ class LinearGaussianTask:
     def num_variables(self) -> int:
         return self.num_theta + self.num_x
 
+    def prior(self) -> torch.distributions.Distribution:
+        """The marginal of theta, ``N(mu_theta, Sigma_theta)`` (float32)."""
+        k = self.num_theta
+        return torch.distributions.MultivariateNormal(torch.as_tensor(self.mean[:k], dtype=torch.float32),
+                                                      torch.as_tensor(self.cov[:k, :k], dtype=torch.float32))
+
     def simulate_joint(self, num: int, generator: torch.Generator | None = None) -> Tensor:
         """Joint samples ``[num, n]`` (ancestral sampling in closed form)."""
-        eps = torch.randn(num, self.num_variables, generator=generator, dtype=torch.float64)
+        eps = torch.randn(num, self.num_variables, generator=generator_or_fresh(generator), dtype=torch.float64)
         lower = torch.as_tensor(np.linalg.cholesky(self.cov + 1e-12 * np.eye(self.num_variables)))
         return (torch.as_tensor(self.mean) + eps @ lower.T).float()
 
@@ -63,7 +83,13 @@ class LinearGaussianTask:
         """Mean and covariance of the free variables (``~mask``) given ``values[mask]``."""
         mask = np.asarray(mask, dtype=bool)
         values = np.asarray(values, dtype=np.float64)
+        if mask.shape != (self.num_variables,) or values.shape != (self.num_variables,):
+            raise ValueError(f"mask and values must both have {self.num_variables} entries, got {mask.shape} and "
+                             f"{values.shape}")
+        check_finite("values (observed entries)", values[mask])
         free, obs = ~mask, mask
+        if not free.any():
+            raise ValueError("every variable is observed; leave at least one free")
         if not obs.any():
             return self.mean[free], self.cov[np.ix_(free, free)]
         gain = np.linalg.solve(self.cov[np.ix_(obs, obs)], self.cov[np.ix_(obs, free)]).T
@@ -75,12 +101,13 @@ class LinearGaussianTask:
         """Exact samples ``[num, num_free]`` of ``p(v_free | v_obs)``."""
         mean, cov = self.conditional(mask, values)
         lower = torch.as_tensor(np.linalg.cholesky(cov + 1e-12 * np.eye(len(mean))))
-        eps = torch.randn(num, len(mean), generator=generator, dtype=torch.float64)
+        eps = torch.randn(num, len(mean), generator=generator_or_fresh(generator), dtype=torch.float64)
         return (torch.as_tensor(mean) + eps @ lower.T).float()
 
     def reference_posterior(self, x_observed, num: int, generator: torch.Generator | None = None) -> Tensor:
+        x_observed = check_finite("x_observed", np.asarray(x_observed, dtype=np.float64).reshape(-1))
         mask = np.arange(self.num_variables) >= self.num_theta
-        values = np.concatenate([np.zeros(self.num_theta), np.asarray(x_observed, dtype=np.float64).reshape(-1)])
+        values = np.concatenate([np.zeros(self.num_theta), x_observed])
         return self.sample_conditional(num, mask, values, generator)
 
     def observation(self, index: int) -> Tensor:
@@ -148,8 +175,14 @@ class TwoMoons:
         return torch.stack([-torch.abs(theta[:, 0] + theta[:, 1]) / math.sqrt(2),
                             (theta[:, 1] - theta[:, 0]) / math.sqrt(2)], dim=1)
 
+    def prior(self) -> torch.distributions.Distribution:
+        """``U(-1, 1)^2`` (the same distribution as sbi's ``BoxUniform(-1, 1)``)."""
+        return torch.distributions.Independent(torch.distributions.Uniform(-torch.ones(2), torch.ones(2)), 1)
+
     def simulate(self, theta: Tensor, generator: torch.Generator | None = None) -> Tensor:
-        theta = torch.as_tensor(theta, dtype=torch.float32).reshape(-1, 2)
+        """``x ~ p(x | theta)`` for ``theta: [num, 2]``."""
+        theta = check_finite("theta", torch.as_tensor(theta, dtype=torch.float32).reshape(-1, 2))
+        generator = generator_or_fresh(generator)
         num = theta.shape[0]
         angle = (torch.rand(num, generator=generator) - 0.5) * math.pi
         radius = 0.1 + 0.01 * torch.randn(num, generator=generator)
@@ -157,13 +190,14 @@ class TwoMoons:
         return moon + self._shift(theta)
 
     def simulate_joint(self, num: int, generator: torch.Generator | None = None) -> Tensor:
+        generator = generator_or_fresh(generator)
         theta = 2 * torch.rand(num, 2, generator=generator) - 1
         return torch.cat([theta, self.simulate(theta, generator)], dim=1)
 
     def log_likelihood(self, theta: np.ndarray, x_observed: np.ndarray) -> np.ndarray:
         """Closed-form ``log p(x | theta)`` for ``theta: [m, 2]`` (change of variables to polar coordinates)."""
-        shift = self._shift(torch.as_tensor(theta, dtype=torch.float64)).numpy()
-        u = np.asarray(x_observed, dtype=np.float64)[None] - shift - np.array([0.25, 0.0])
+        shift = self._shift(check_finite("theta", torch.as_tensor(theta, dtype=torch.float64))).numpy()
+        u = check_finite("x_observed", np.asarray(x_observed, dtype=np.float64))[None] - shift - np.array([0.25, 0.0])
         radius = np.hypot(u[:, 0], u[:, 1])
         log_density = (-0.5 * ((radius - 0.1) / 0.01) ** 2 - math.log(0.01 * math.sqrt(2 * math.pi))
                        - math.log(math.pi) - np.log(np.maximum(radius, 1e-300)))
@@ -180,6 +214,8 @@ class TwoMoons:
                             index: int | None = None, grid: int = 2000) -> Tensor:
         """Reference posterior samples: SBIBM's file for observation ``index`` if available, else exact grid
         sampling of the closed-form posterior (``grid^2`` cells on ``[-1, 1]^2``, uniform jitter in each cell)."""
+        x_observed = check_finite("x_observed", np.asarray(x_observed, dtype=np.float64).reshape(-1))
+        generator = generator_or_fresh(generator)
         if index is not None:
             table = _sbibm_csv("two_moons", index, "reference_posterior_samples.csv.bz2")
             if table is not None:
@@ -188,7 +224,7 @@ class TwoMoons:
         edges = np.linspace(-1, 1, grid + 1)
         centers = (edges[:-1] + edges[1:]) / 2
         t0, t1 = np.meshgrid(centers, centers, indexing="ij")
-        log_post = self.log_likelihood(np.stack([t0.ravel(), t1.ravel()], 1), np.asarray(x_observed).reshape(-1))
+        log_post = self.log_likelihood(np.stack([t0.ravel(), t1.ravel()], 1), x_observed)
         weights = np.exp(log_post - log_post.max())
         seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator))
         rng = np.random.default_rng(seed)

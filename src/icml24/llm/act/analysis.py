@@ -8,6 +8,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from icml24._validation import check_positive
 from icml24.llm.act.sinks import causal_allowed, detect_sinks, sink_scores
 
 
@@ -71,6 +72,7 @@ def hidden_sink_frequency(model: nn.Module, batches: list, threshold: float = 0.
     Returns:
         np.ndarray ``[num_layers, num_heads]`` in [0, 1]; with ``filters``, a dict of them by name.
     """
+    check_positive("threshold", threshold)
     settings = filters if filters is not None else {"": {"min_viewers": min_viewers,
                                                          "min_uniform_ratio": min_uniform_ratio}}
     counts: dict[str, np.ndarray] = {}

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from icml24._validation import FittedAttributes, check_finite
 from icml24.llm.act.apply import ACT, attention_modules
 
 
@@ -94,7 +95,7 @@ class PrefixCache:
         return np.concatenate(preds), np.concatenate(labels)
 
 
-class HeadSearch:
+class HeadSearch(FittedAttributes):
     """Select the attention heads whose ACT calibration alone raises calibration-set accuracy (ACT, Sec. 4.2).
 
     Args:
@@ -110,9 +111,15 @@ class HeadSearch:
         selected_heads_ (dict[int, list[int]]): ``{layer: heads}`` kept, ready for ``ACT(heads=...)``.
         seconds_ (float): wall time of the search.
         forward_layers_ (int): decoder-layer passes run, summed over items (the cache build included).
+
+    Reading an attribute above before :meth:`fit` raises ``NotFittedError``.
     """
 
+    _fit_call = "fit(model, task_batches)"
+
     def __init__(self, candidates="all", threshold: float = 0.1, beta: float = 0.4, min_gain: float = 0.0):
+        ACT(None, threshold=threshold, beta=beta)  # validates threshold and beta now, not at fit
+        check_finite("min_gain", min_gain)
         self.candidates = candidates
         self.threshold = threshold
         self.beta = beta

@@ -3,14 +3,16 @@
 Yu et al., "Unveiling and Harnessing Hidden Attention Sinks: Enhancing Large Language Models without
 Training through Attention Calibration", ICML 2024.
 
-For a post-softmax, causal attention map ``A`` (queries ``i`` x keys ``j``) of one head:
+For a post-softmax, causal attention map ``A`` (queries ``i`` x keys ``j``) of one head, ACT's per-head steps 1-5
+(paper Sec. 4; numbered in the order the official ``llama_modelling_aug.py`` computes them):
 
 .. math::
 
     \\mathrm{col}_j = \\frac{\\sum_i A_{ij}}{\\#\\{i : i \\text{ sees } j\\}} \\quad (= \\sum_i A_{ij} / (L - j)),
     \\qquad S = \\{ j : \\mathrm{col}_j > \\alpha \\} \\setminus \\{\\min S\\}
 
-(the first sink, normally the initial token, is kept), and each row ``i`` is recalibrated as
+(step 1: ``col_j``; step 2: the sinks ``S``, the first one found, normally the initial token, is kept), and each row
+``i`` is recalibrated (steps 3-4) as
 
 .. math::
 
@@ -18,14 +20,17 @@ For a post-softmax, causal attention map ``A`` (queries ``i`` x keys ``j``) of o
     A'_{ij} = A_{ij} + (1 - \\beta) \\Big(\\sum_{k \\in S} A_{ik}\\Big)
               \\frac{A_{ij}}{\\sum_{k \\notin S} A_{ik}} \\; (j \\notin S),
 
-so each row still sums to one. Every function is vectorized over any leading (batch, head) dimensions and is
-padding-aware through an ``allowed`` mask (which query may attend to which key): padded queries attend to
-nothing and are neither counted in ``col_j`` nor changed.
+so each row still sums to one. Step 5 (``A[0, 0] = 1``) needs no code: the first query sees only the first key,
+which is never a calibrated sink (it is no sink, or the first one, which is kept). Every function is vectorized
+over any leading (batch, head) dimensions and is padding-aware through an ``allowed`` mask (which query may attend
+to which key): padded queries attend to nothing and are neither counted in ``col_j`` nor changed.
 """
 
 from __future__ import annotations
 
 import torch
+
+from icml24._validation import check_finite, check_positive
 
 Tensor = torch.Tensor
 
@@ -68,6 +73,13 @@ def _allowed_for(attn: Tensor, allowed: Tensor | None) -> Tensor:
     return allowed.to(device=attn.device, dtype=torch.bool)
 
 
+def _check_finite_sums(attn: Tensor, sums: Tensor) -> None:
+    """Reject NaN/inf in ``attn`` from sums over it that are computed anyway: a non-finite entry makes its sum
+    non-finite (attention weights cannot overflow a sum), and this costs nothing next to a full ``isfinite`` pass."""
+    if not bool(torch.isfinite(sums).all()):
+        check_finite("attn", attn)
+
+
 def sink_scores(attn: Tensor, allowed: Tensor | None = None) -> Tensor:
     """Mean attention each key receives from the queries that may see it: ``col_j`` of the paper.
 
@@ -82,7 +94,8 @@ def sink_scores(attn: Tensor, allowed: Tensor | None = None) -> Tensor:
     """
     allowed = _allowed_for(attn, allowed)
     real_rows = allowed.any(dim=-1).to(attn.dtype).unsqueeze(-2)  # [..., 1, Lq]: padded queries do not vote
-    received = torch.matmul(real_rows, attn).squeeze(-2)  # one read of attn: sum over real rows
+    received = torch.matmul(real_rows, attn).squeeze(-2)  # step 1: one read of attn, sum over real rows
+    _check_finite_sums(attn, received)
     viewers = allowed.sum(dim=-2).to(attn.dtype)
     return torch.where(viewers > 0, received / viewers.clamp_min(1), torch.zeros_like(received))
 
@@ -96,7 +109,7 @@ def detect_sinks(attn: Tensor, threshold: float = 0.1, allowed: Tensor | None = 
     """
     allowed = _allowed_for(attn, allowed)
     scores = sink_scores(attn, allowed)
-    sinks = (scores > threshold) & allowed.any(dim=-2)
+    sinks = (scores > threshold) & allowed.any(dim=-2)  # step 2: col_j > alpha
     if keep_first:
         sinks = sinks & (sinks.long().cumsum(dim=-1) > 1)  # drop the first sink found (the official code's [1:])
     return sinks
@@ -122,6 +135,7 @@ def calibrate_attention(attn: Tensor, sinks: Tensor, beta: float = 0.4, allowed:
         raise ValueError(f"sinks must end in {attn.shape[-1]} keys, got {tuple(sinks.shape)}")
     num_sinks = int(sinks.sum(dim=-1).max()) if sinks.numel() else 0
     if num_sinks == 0:
+        _check_finite_sums(attn, attn.sum())
         return attn
     # gather the (few) sink columns of every map: [..., Lq, k]; maps with fewer sinks pad with non-sink columns
     flags, columns = sinks.to(attn.dtype).topk(num_sinks, dim=-1)  # sinks first; flags say which are real sinks
@@ -132,7 +146,9 @@ def calibrate_attention(attn: Tensor, sinks: Tensor, beta: float = 0.4, allowed:
     is_sink = (flags > 0).expand(*batch_shape, num_sinks).unsqueeze(-2)
     # row sums in float64: the mass left off the sinks is a difference of nearly equal numbers when sinks dominate
     sink_mass = torch.where(is_sink, at_sinks, 0.0).sum(dim=-1, dtype=torch.float64)  # step 3: sum_{j in S} A_ij
-    others_mass = attn.sum(dim=-1, dtype=torch.float64) - sink_mass  # attention left on the other tokens
+    row_mass = attn.sum(dim=-1, dtype=torch.float64)
+    _check_finite_sums(attn, row_mass)
+    others_mass = row_mass - sink_mass  # attention left on the other tokens
     # a row with no non-sink mass cannot take the mass back (softmax rows never hit this); padded rows stay put
     keep = (others_mass > 0) & allowed.any(dim=-1)
     # step 4: every other key of row i grows by the factor 1 + (1 - beta) * sink_mass_i / others_mass_i
@@ -160,8 +176,7 @@ class AttentionCalibration:
     """
 
     def __init__(self, threshold: float = 0.1, beta: float = 0.4, keep_first: bool = True):
-        if not threshold > 0:
-            raise ValueError(f"threshold must be positive, got {threshold}")
+        check_positive("threshold", threshold)
         if not 0.0 <= beta <= 1.0:
             raise ValueError(f"beta must lie in [0, 1], got {beta}")
         self.threshold = float(threshold)

@@ -59,29 +59,3 @@ def test_make_sde_rejects_unknown():
         assert "vesde" in str(err)
     else:
         raise AssertionError("expected ValueError")
-
-
-def test_samplers_with_exact_score_recover_a_gaussian_conditional():
-    """With the exact score of a 2-d Gaussian under the VESDE, both samplers reproduce p(x_1 | x_0 = 1)."""
-    from icml24.sbi.sampling import euler_maruyama, probability_flow_ode
-
-    sde = VESDE(sigma_min=1e-3, sigma_max=5.0)
-    # x ~ N(0, [[1, 0.8], [0.8, 1]]): x_1 | x_0 ~ N(0.8 x_0, 0.36)
-    observed_value = 1.0
-    cond_mean, cond_var = 0.8 * observed_value, 1.0 - 0.8**2
-
-    def score(x, t):  # only the free coordinate's score matters; p_t(x_1 | x_0) = N(cond_mean, cond_var + sigma^2)
-        out = torch.zeros_like(x)
-        out[:, 1] = -(x[:, 1] - cond_mean) / (cond_var + sde.std(t) ** 2)
-        return out
-
-    generator = torch.Generator().manual_seed(0)
-    x_init = torch.stack([torch.full((4000,), observed_value, dtype=torch.float64),
-                          cond_mean + math.sqrt(cond_var + 25.0) * torch.randn(4000, generator=generator,
-                                                                                dtype=torch.float64)], 1)
-    condition = torch.tensor([True, False])
-    for samples in (euler_maruyama(score, sde, x_init, condition, 300, generator),
-                    probability_flow_ode(score, sde, x_init, condition, 100)):
-        assert torch.all(samples[:, 0] == observed_value)
-        assert abs(float(samples[:, 1].mean()) - cond_mean) < 0.05
-        assert abs(float(samples[:, 1].std()) / math.sqrt(cond_var) - 1) < 0.06

@@ -1,5 +1,7 @@
 """ACT sink detection and calibration on small synthetic attention maps (checked against a loop reference)."""
 
+import math
+
 import pytest
 import torch
 
@@ -119,17 +121,18 @@ def test_validation_messages():
     assert "beta=0.4" in repr(AttentionCalibration())
 
 
-def test_hidden_sinks_filters():
-    from icml24.llm.act import hidden_sinks
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -0.1])
+def test_bad_threshold_is_rejected(bad):
+    with pytest.raises(ValueError, match="threshold"):
+        AttentionCalibration(threshold=bad)
+    with pytest.raises(ValueError, match="beta"):
+        AttentionCalibration(beta=math.nan)
 
-    L = 20
-    uniform = causal_allowed(L, L).double()
-    uniform = uniform / uniform.sum(-1, keepdim=True)
-    raw = hidden_sinks(uniform, 0.1)
-    assert raw[1:4].all()  # the official rule flags tokens 1-3 of a uniform head on 20 tokens
-    assert not hidden_sinks(uniform, 0.1, min_viewers=5, min_uniform_ratio=2.0).any()
-    sink = uniform.clone()
-    sink[6:, 6] += 1.0  # token 6 becomes a real sink for every later query
-    sink = sink / sink.sum(-1, keepdim=True)
-    robust = hidden_sinks(sink, 0.1, min_viewers=5, min_uniform_ratio=2.0)
-    assert torch.nonzero(robust).flatten().tolist() == [6]
+
+def test_nan_attention_is_rejected_naming_the_argument():
+    attn = random_causal_attention(2, length=6)
+    attn[1, 3, 2] = math.nan
+    for call in (lambda: sink_scores(attn), lambda: detect_sinks(attn), lambda: AttentionCalibration()(attn),
+                 lambda: calibrate_attention(attn, torch.zeros(2, 6, dtype=torch.bool))):
+        with pytest.raises(ValueError, match="attn contains NaN"):
+            call()

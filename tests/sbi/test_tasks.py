@@ -1,8 +1,11 @@
+import math
+
 import numpy as np
+import pytest
 import torch
 
 from icml24.sbi.metrics import c2st
-from icml24.sbi.tasks import TwoMoons, gaussian_linear, gaussian_tree, markov_chain
+from icml24.sbi.tasks import LinearGaussianTask, TwoMoons, gaussian_linear, gaussian_tree, get_task, markov_chain
 
 
 def test_gaussian_linear_posterior_closed_form():
@@ -61,3 +64,46 @@ def test_c2st_identical_vs_shifted_and_parity_with_sbi():
     except ImportError:
         return
     assert abs(c2st(a, b + 0.5) - float(sbi_c2st(a, b + 0.5))) < 1e-12
+
+
+def test_tasks_never_touch_the_global_generator_and_observations_are_constants():
+    state = torch.get_rng_state()
+    for name in ("gaussian_linear", "gaussian_tree", "markov_chain", "two_moons"):
+        task = get_task(name)
+        assert task.simulate_joint(5).shape == (5, task.num_variables)
+        assert task.prior().event_shape == (task.num_theta,)
+        assert torch.equal(task.observation(2), get_task(name).observation(2))
+        task.reference_posterior(task.observation(1), 4)
+    gaussian_tree().sample_conditional(3, np.arange(7) < 3, np.zeros(7))
+    TwoMoons().simulate(torch.zeros(3, 2))
+    assert torch.equal(state, torch.get_rng_state())
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_non_finite_input_is_rejected_naming_the_argument(bad):
+    task, moons = gaussian_linear(2), TwoMoons()
+    with pytest.raises(ValueError, match="x_observed contains NaN"):
+        task.reference_posterior(torch.tensor([0.1, bad]), 5)
+    with pytest.raises(ValueError, match="observed entries"):
+        task.sample_conditional(5, [False, False, True, True], [0.0, 0.0, bad, 0.0])
+    with pytest.raises(ValueError, match="theta contains NaN"):
+        moons.simulate(torch.tensor([[0.1, bad]]))
+    with pytest.raises(ValueError, match="x_observed contains NaN"):
+        moons.reference_posterior(torch.tensor([bad, 0.0]), 5)
+    with pytest.raises(ValueError, match="noise_std contains NaN"):
+        LinearGaussianTask(np.zeros((2, 2)), [1.0, bad], 1)
+    with pytest.raises(ValueError, match="X contains NaN"):
+        c2st(torch.tensor([[bad], [0.0]]), torch.zeros(2, 1))
+    with pytest.raises(ValueError, match="Y contains NaN"):
+        c2st(torch.zeros(2, 1), torch.tensor([[bad], [0.0]]))
+
+
+def test_bad_task_shapes_are_rejected():
+    with pytest.raises(ValueError, match="num_theta"):
+        LinearGaussianTask(np.zeros((2, 2)), 1.0, 2)
+    with pytest.raises(ValueError, match="noise_std must be > 0"):
+        LinearGaussianTask(np.zeros((2, 2)), [1.0, 0.0], 1)
+    with pytest.raises(ValueError, match="every variable is observed"):
+        gaussian_linear(1).conditional([True, True], [0.0, 0.0])
+    with pytest.raises(ValueError, match="unknown task"):
+        get_task("slcp")

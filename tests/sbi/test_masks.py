@@ -90,3 +90,12 @@ def test_structured_condition_masks():
     posterior = torch.tensor([0, 0, 0, 1, 1], dtype=torch.bool)
     share = (masks == posterior).all(1).float().mean()
     assert 0.15 < float(share) < 0.45
+
+
+def test_condition_masks_without_a_generator_leave_the_global_one_alone():
+    from icml24.sbi.masks import beta_bernoulli_condition_masks
+
+    state = torch.get_rng_state()
+    assert structured_condition_masks(8, 2, 3).shape == (8, 5)
+    assert beta_bernoulli_condition_masks(8, 5).shape == (8, 5)
+    assert torch.equal(state, torch.get_rng_state())
