@@ -1,0 +1,355 @@
+"""Characterizing Overfitting in Kernel Ridgeless Regression Through the Eigenspectrum (Cheng, Lucchi, Kratsios &
+Belius, ICML 2024): condition numbers, variance and test error of minimum-norm kernel interpolation against n."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from icml24.core import Claim, Paper, experiment
+from icml24.kernels import (
+    InterpolationError,
+    KernelRidgeless,
+    condition_number_bounds,
+    condition_number_rate,
+    eigendecay,
+    fit_eigendecay,
+    gaussian_bandwidth_for_decay,
+    gaussian_mehler_decay,
+    kernel_matrix,
+    spectral_estimates,
+    spectral_interpolation_risk,
+)
+
+PAPER = Paper(
+    slug="ridgeless",
+    title="Characterizing Overfitting in Kernel Ridgeless Regression Through the Eigenspectrum",
+    authors="Tin Sum Cheng, Aurelien Lucchi, Anastasis Kratsios, David Belius",
+    venue="ICML 2024",
+    code="",
+    summary=(
+        "Regime: the kernel's spectral decay, lambda_k ~ k^-(1+a) (polynomial) or e^(-a k) (exponential); a and "
+        "its type are in the metrics (<tag>_decay_a, <tag>_decay_exponential, *_decay_a_theory/_fit). The paper "
+        "bounds cond(K) (~n^(1+a) polynomial, ~e^(a n) exponential) and, through the tail kernel matrix, the "
+        "variance V = tr(Lambda Psi^T K^-2 Psi Lambda) of the minimum-norm interpolant: bounded (tempered "
+        "overfitting) for polynomial decay, growing with n (catastrophic) for exponential decay. We draw i.i.d. "
+        "N(0,1) features with prescribed spectra, measure cond(K), the tail condition number, V, the bias and the "
+        "excess risk of the noisy interpolant against n, overlay explicit two-sided condition-number bounds and a "
+        "condition-number bound on V, and repeat with real kernels (Laplace, Gaussian) on Gaussian inputs with "
+        "label noise. Every interpolant passes a residual check (< 1e-6) at float64, numpy longdouble or mpmath "
+        "precision; points no allowed precision solves are flagged and left out of fits and plots."
+    ),
+    deviations=[
+        "No official code; the paper states its condition-number bounds up to absolute constants, so "
+        "kernels.condition_number_bounds instantiates them for Gaussian features with named inequalities "
+        "(Chevet, Gordon, Sankar-Spielman-Teng, Laurent-Massart) at failure probability delta = 0.05.",
+        "The variance bound overlaid is our deterministic inequality V <= cond(A_k) tr((Psi_k^T Psi_k)^-1) + "
+        "|Psi_>k Lambda_>k|_F^2 / s_n(A_k)^2 (min over k in n/8, n/4, n/2), of the paper's tail-condition-number "
+        "form, not the paper's constants.",
+        "Infinite spectra are truncated at p features (20000 polynomial, 3000 exponential); exponential points are "
+        "kept while the SVD resolves s_n(K) to 1e-4 relative error and the noisy interpolant's residual is < 1e-6.",
+        "Real kernels: Laplace (bandwidth 1) in d = 2 and a Gaussian kernel in d = 1 whose bandwidth gives the "
+        "Mehler spectrum e^(-a k) with a = 0.1 (as the synthetic exponential case); inputs N(0, I), target "
+        "sin(sum x), noise variance 0.25. The paper's exact Figure 1 setting is not stated in what we could read.",
+        "The dependent-feature construction that breaks tempered overfitting is not reproduced.",
+    ],
+)
+
+EPS_F64_DIGITS = float(-np.log10(np.finfo(float).eps))
+
+
+def _tag(kind: str, a: float) -> str:
+    return f"{'poly' if kind == 'polynomial' else 'exp'}_a{a:g}".replace(".", "p")
+
+
+def _synthetic(ctx, kind: str, exponents: list[float], ns: list[int], p: int, noise: float, delta: float,
+               tail_fraction: float) -> dict[str, float]:
+    """One seed of the synthetic-spectrum sweep for each decay exponent: nested designs (first n rows)."""
+    metrics: dict[str, float] = {}
+    rows = []
+    for a in exponents:
+        tag = _tag(kind, a)
+        lam = eigendecay(kind, a, p)
+        beta = np.sqrt(lam) / np.linalg.norm(np.sqrt(lam))  # unit-power target, source condition lambda^{1/2}
+        psi_all = ctx.rng(tag, "features").standard_normal((max(ns), p))
+        labels = psi_all @ beta + math.sqrt(noise) * ctx.rng(tag, "noise").standard_normal(max(ns))
+        metrics[f"{tag}_decay_a"] = float(a)
+        metrics[f"{tag}_decay_exponential"] = float(kind == "exponential")
+        for n in ctx.progress(ns, description=f"ridgeless {tag}"):
+            psi, key = psi_all[:n], f"{tag}_n{n}"
+            est = spectral_estimates(psi, lam, beta, tail_fraction=tail_fraction)
+            lower, upper = condition_number_bounds(lam, n, delta=delta)
+            metrics[f"{key}_log10_cond_lower"] = math.log10(lower)
+            metrics[f"{key}_log10_cond_upper"] = math.log10(upper)
+            metrics[f"{key}_estimate_reliable"] = float(est.reliable)
+            row = {"tag": tag, "n": n, "cond": est.cond, "lower": lower, "upper": upper, "V": est.variance,
+                   "V_bound": est.variance_bound, "bias": est.bias, "reliable": est.reliable,
+                   "relative_error_s_n": est.svd_error}
+            if est.reliable:
+                metrics[f"{key}_log10_cond"] = math.log10(est.cond)
+                metrics[f"{key}_in_bounds"] = float(lower <= est.cond <= upper)
+                metrics[f"{key}_variance"] = est.variance
+                metrics[f"{key}_bias"] = est.bias
+                if math.isfinite(est.tail_cond):
+                    metrics[f"{key}_tail_cond"] = est.tail_cond
+                if math.isfinite(est.variance_bound):
+                    metrics[f"{key}_variance_bound"] = est.variance_bound
+            try:
+                risk, solve = spectral_interpolation_risk(psi, lam, beta, labels[:n])
+                metrics[f"{key}_excess_risk"] = risk
+                metrics[f"{key}_precision_digits"] = solve.digits
+                metrics[f"{key}_float64_sufficient"] = float(solve.float64_sufficient)
+                row.update(risk=risk, precision=solve.precision, residual=solve.residual)
+            except InterpolationError as exc:
+                metrics[f"{key}_float64_sufficient"] = 0.0
+                row.update(precision="insufficient (flagged)", error=str(exc))
+            rows.append(row)
+    ctx.artifact(f"{kind}_points", rows)
+    _plot_synthetic(ctx, kind, rows, noise)
+    return metrics
+
+
+def _plot_synthetic(ctx, kind: str, rows: list[dict], noise: float) -> None:
+    """cond(K) with its bounds and the paper's rate; V with its condition-number bound; the noisy test risk."""
+    import matplotlib.pyplot as plt
+
+    fig, (ax_c, ax_v, ax_r) = plt.subplots(1, 3, figsize=(15, 4))
+    notes = []
+    for tag in dict.fromkeys(r["tag"] for r in rows):
+        mine = [r for r in rows if r["tag"] == tag]
+        ok = [r for r in mine if r["reliable"]]
+        n_all = np.array([r["n"] for r in mine], dtype=float)
+        (line,) = ax_c.plot([r["n"] for r in ok], [r["cond"] for r in ok], "o-", label=f"{tag} cond(K)")
+        color = line.get_color()
+        ax_c.fill_between(n_all, [r["lower"] for r in mine], [r["upper"] for r in mine], color=color, alpha=0.12,
+                          label=f"{tag} bounds (prob. 1 - delta)")
+        a = float(tag.split("_a")[1].replace("p", "."))
+        if ok:
+            rate = condition_number_rate(kind, a, n_all)
+            ax_c.plot(n_all, rate * ok[0]["cond"] / rate[0], ":", color=color, label=f"{tag} paper rate")
+        ax_v.plot([r["n"] for r in ok], [r["V"] for r in ok], "o-", color=color, label=f"{tag} V")
+        bounded = [r for r in ok if math.isfinite(r["V_bound"])]
+        ax_v.plot([r["n"] for r in bounded], [r["V_bound"] for r in bounded], ":", color=color,
+                  label=f"{tag} cond(A_k) bound on V")
+        solved = [r for r in mine if "risk" in r]
+        ax_r.plot([r["n"] for r in solved], [r["risk"] for r in solved], "o-", color=color, label=f"{tag} excess risk")
+        ax_r.plot([r["n"] for r in ok], [r["bias"] + noise * r["V"] for r in ok], "x--", color=color,
+                  label=f"{tag} B + sigma^2 V")
+        unresolved = [r["n"] for r in mine if not r["reliable"]]
+        unsolved = [r["n"] for r in mine if "risk" not in r]
+        if unresolved or unsolved:
+            notes.append(f"{tag}: flagged, not plotted: cond/V unresolved in float64 at n={unresolved}, noisy "
+                         f"interpolant unsolvable (float64, longdouble) at n={unsolved}")
+    scale = "log" if kind == "polynomial" else "linear"
+    for ax, ylabel, title in ((ax_c, "cond(K)", "condition number"), (ax_v, "V", "variance factor"),
+                              (ax_r, "excess test risk", f"test error (noise variance {noise})")):
+        ax.set(xscale=scale, yscale="log", xlabel="n", ylabel=ylabel, title=f"{kind} decay: {title}")
+        ax.legend(fontsize=6)
+    if notes:
+        fig.text(0.01, -0.04, "; ".join(notes), fontsize=7)
+    ctx.figure(f"{kind}_cond_and_test_error", fig)
+
+
+def _points(per_seed: list[dict[str, float]], tag: str, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """n and the seed-mean of ``<tag>_n<n>_<metric>`` over the n that every seed resolved."""
+    pattern = re.compile(rf"{re.escape(tag)}_n(\d+)_{re.escape(metric)}")
+    ns = sorted({int(m.group(1)) for d in per_seed for k in d if (m := pattern.fullmatch(k))})
+    ns = [n for n in ns if all(f"{tag}_n{n}_{metric}" in d for d in per_seed)]
+    return np.array(ns, dtype=float), np.array([np.mean([d[f"{tag}_n{n}_{metric}"] for d in per_seed]) for n in ns])
+
+
+def _synthetic_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
+    """Slopes of the seed-mean curves: log cond vs log n (polynomial) or vs n (exponential), V's spread or slope."""
+    out: dict[str, float] = {}
+    tags = [k[: -len("_decay_a")] for k in per_seed[0] if k.endswith("_decay_a")]
+    inside = [v for d in per_seed for k, v in d.items() if k.endswith("_in_bounds")]
+    out["in_bounds_fraction"] = float(np.mean(inside)) if inside else 0.0
+    out["in_bounds_points"] = float(len(inside))
+    for tag in tags:
+        a = per_seed[0][f"{tag}_decay_a"]
+        ns, log_cond = _points(per_seed, tag, "log10_cond")
+        nv, variance = _points(per_seed, tag, "variance")
+        out[f"{tag}_points_used"] = float(len(ns))
+        if len(ns) < 2 or len(nv) < 2:
+            continue
+        if per_seed[0][f"{tag}_decay_exponential"]:
+            out[f"{tag}_cond_slope_per_a"] = float(np.polyfit(ns, log_cond * math.log(10), 1)[0] / a)
+            out[f"{tag}_variance_slope_per_a"] = float(np.polyfit(nv, variance, 1)[0] / a)
+        else:
+            out[f"{tag}_cond_slope"] = float(np.polyfit(np.log(ns), log_cond * math.log(10), 1)[0])
+            out[f"{tag}_variance_spread"] = float(np.max(np.abs(variance / variance.mean() - 1)))
+    return out
+
+
+@experiment(PAPER, quick={"exponents": [0.5, 1.0], "ns": [25, 50, 100, 200, 400], "p": 20000, "seeds": 5},
+            full={"exponents": [0.25, 0.5, 1.0, 2.0], "ns": [25, 50, 100, 200, 400, 800], "p": 40000, "seeds": 20},
+            smoke={"exponents": [0.5, 1.0], "ns": [25, 50, 100], "p": 2000}, threads=1)
+def polynomial_decay(ctx, exponents: list[float] = (0.5, 1.0), ns: list[int] = (25, 50, 100, 200, 400),
+                     p: int = 20000, noise: float = 0.25, delta: float = 0.05,
+                     tail_fraction: float = 0.25) -> dict[str, float]:
+    """Polynomial eigendecay lambda_k = k^-(1+a): cond(K), tail condition number (top n/4 removed), V, B and the
+    noisy interpolant's excess risk against n, with the condition-number bounds; one seed, nested designs."""
+    return _synthetic(ctx, "polynomial", list(exponents), list(ns), p, noise, delta, tail_fraction)
+
+
+polynomial_decay.summarizer(_synthetic_summary)
+
+
+@experiment(PAPER, quick={"exponents": [0.1, 0.2], "ns": [25, 50, 100, 150, 200, 300], "p": 3000, "seeds": 5},
+            full={"exponents": [0.05, 0.1, 0.2], "ns": [25, 50, 100, 150, 200, 300, 400], "p": 3000, "seeds": 20},
+            smoke={"exponents": [0.1, 0.2], "ns": [25, 50, 100], "p": 1000}, threads=1)
+def exponential_decay(ctx, exponents: list[float] = (0.1, 0.2), ns: list[int] = (25, 50, 100, 150, 200, 300),
+                      p: int = 3000, noise: float = 0.25, delta: float = 0.05,
+                      tail_fraction: float = 0.25) -> dict[str, float]:
+    """Exponential eigendecay lambda_k = e^(-a k): the same measurements; points whose s_n(K) float64 cannot
+    resolve (a n beyond ~30) or whose noisy interpolant no precision solves are flagged, not fitted or plotted."""
+    return _synthetic(ctx, "exponential", list(exponents), list(ns), p, noise, delta, tail_fraction)
+
+
+exponential_decay.summarizer(_synthetic_summary)
+
+
+def _real_kernel(ctx, name: str, d: int, bandwidth: float, ns: list[int], noise: float, n_test: int,
+                 mp_max_n: int, mp_dps: int, metrics: dict[str, float], rows: list[dict]) -> None:
+    rng = ctx.rng(name, "data")
+    X = rng.standard_normal((max(ns), d))
+    y = np.sin(X.sum(axis=1)) + math.sqrt(noise) * rng.standard_normal(max(ns))
+    X_test = rng.standard_normal((n_test, d))
+    f_test = np.sin(X_test.sum(axis=1))
+    for n in ctx.progress(ns, description=f"ridgeless {name}"):
+        key, row = f"{name}_n{n}", {"kernel": name, "n": n}
+        K = kernel_matrix(name, X[:n], X[:n], bandwidth)
+        ev = np.linalg.eigvalsh(K)
+        if ev[0] > 0 and n * np.finfo(float).eps * ev[-1] / ev[0] <= 1e-4:  # float64 resolves lambda_min(K)
+            metrics[f"{key}_log10_cond"] = math.log10(ev[-1] / ev[0])
+            row["cond"] = float(ev[-1] / ev[0])
+        model = KernelRidgeless(name, bandwidth, mp_max_n=mp_max_n, mp_dps=mp_dps)
+        try:
+            model.fit(X[:n], y[:n])
+        except InterpolationError as exc:
+            metrics[f"{key}_float64_sufficient"] = 0.0
+            metrics[f"{key}_solved"] = 0.0
+            rows.append({**row, "precision": "insufficient (flagged)", "error": str(exc)})
+            continue
+        mse = float(np.mean((model.predict(X_test) - f_test) ** 2))
+        metrics[f"{key}_excess_mse"] = mse
+        metrics[f"{key}_log10_excess_mse"] = math.log10(mse)
+        metrics[f"{key}_precision_digits"] = model.digits_
+        metrics[f"{key}_float64_sufficient"] = float(model.float64_sufficient_)
+        metrics[f"{key}_solved"] = 1.0
+        rows.append({**row, "precision": model.precision_, "residual": model.residual_, "excess_mse": mse,
+                     "attempts": model.attempts_})
+    spectrum = np.linalg.eigvalsh(kernel_matrix(name, X, X, bandwidth))[::-1] / len(X)
+    kind = "polynomial" if name == "laplace" else "exponential"
+    # ranks 2..40: beyond that the n x n spectrum of K/n leaves the population one (Nystrom tail)
+    metrics[f"{name}_decay_a_fit"] = fit_eigendecay(spectrum, kind, k_min=2, k_max=min(40, len(X) // 4))
+    metrics[f"{name}_decay_exponential"] = float(kind == "exponential")
+
+
+@experiment(PAPER, quick={"seeds": 5}, full={"laplace_ns": [25, 50, 100, 200, 400, 800, 1600], "seeds": 20},
+            smoke={"laplace_ns": [25, 50, 100], "gaussian_ns": [10, 20], "n_test": 200, "mp_max_n": 20}, threads=1)
+def real_kernels(ctx, laplace_ns: list[int] = (25, 50, 100, 200, 400), gaussian_ns: list[int] = (10, 20, 30, 40, 50,
+                 100, 200, 400), noise: float = 0.25, laplace_dim: int = 2, laplace_bandwidth: float = 1.0,
+                 gaussian_dim: int = 1, gaussian_a: float = 0.1, n_test: int = 1000, mp_max_n: int = 50,
+                 mp_dps: int = 60) -> dict[str, float]:
+    """Laplace (polynomial spectrum, a = 1/d) and Gaussian (Mehler spectrum e^(-a k)) kernel interpolation of
+    sin(sum x) + noise on N(0, I) inputs: excess test MSE against n, each solve residual-checked (< 1e-6) at the
+    lowest sufficient precision; unsolvable points are flagged (``<kernel>_n<n>_solved`` = 0). The decay exponent
+    fitted on ranks 2..40 of K/n (largest n) sits beside the theory: Gaussian ~0.1 = Mehler; Laplace in d = 2 is
+    pre-asymptotic (~0.3 at n = 400, ~0.4 at n = 2000, against 1/d = 0.5)."""
+    metrics: dict[str, float] = {"laplace_decay_a_theory": 1.0 / laplace_dim, "gaussian_decay_a_theory": gaussian_a}
+    rows: list[dict] = []
+    bandwidth = gaussian_bandwidth_for_decay(gaussian_a)
+    metrics["gaussian_bandwidth"] = bandwidth
+    metrics["gaussian_decay_a_mehler"] = gaussian_mehler_decay(bandwidth)
+    _real_kernel(ctx, "laplace", laplace_dim, laplace_bandwidth, list(laplace_ns), noise, n_test, mp_max_n, mp_dps,
+                 metrics, rows)
+    _real_kernel(ctx, "gaussian", gaussian_dim, bandwidth, list(gaussian_ns), noise, n_test, mp_max_n, mp_dps,
+                 metrics, rows)
+    ctx.artifact("real_kernel_points", rows)
+    _plot_real(ctx, rows)
+    return metrics
+
+
+def _plot_real(ctx, rows: list[dict]) -> None:
+    import matplotlib.pyplot as plt
+
+    fig, (ax_c, ax_e) = plt.subplots(1, 2, figsize=(11, 4))
+    for name in ("laplace", "gaussian"):
+        mine = [r for r in rows if r["kernel"] == name]
+        with_cond = [r for r in mine if "cond" in r]
+        ax_c.plot([r["n"] for r in with_cond], [r["cond"] for r in with_cond], "o-", label=f"{name} (float64)")
+        solved = [r for r in mine if "excess_mse" in r]
+        (line,) = ax_e.plot([r["n"] for r in solved], [r["excess_mse"] for r in solved], "o-", label=name)
+        for r in solved:
+            ax_e.annotate(r["precision"], (r["n"], r["excess_mse"]), fontsize=6, color=line.get_color())
+        flagged = [r["n"] for r in mine if "excess_mse" not in r]
+        if flagged:
+            ax_e.annotate(f"{name}: n={flagged} flagged, no precision solves them; not plotted", (0.02, 0.95),
+                          xycoords="axes fraction", fontsize=7, va="top")
+    for ax, label in ((ax_c, "cond(K), where float64 resolves it"), (ax_e, "excess test MSE")):
+        ax.set(xscale="log", yscale="log", xlabel="n", ylabel=label)
+        ax.legend(fontsize=7)
+    ctx.figure("real_kernels_cond_and_test_error", fig)
+
+
+@real_kernels.summarizer
+def _real_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
+    """Laplace: spread of the seed-mean excess MSE over n; Gaussian: rise of mean log10 MSE over solved n."""
+    out: dict[str, float] = {}
+    ns, mse = _points(per_seed, "laplace", "excess_mse")
+    if len(ns):
+        out["laplace_mse_spread"] = float(np.max(np.abs(mse / mse.mean() - 1)))
+    ng, log_mse = _points(per_seed, "gaussian", "log10_excess_mse")
+    out["gaussian_solved_points"] = float(len(ng))
+    if len(ng) >= 2:
+        out["gaussian_log10_mse_rise"] = float(log_mse[-1] - log_mse[0])
+    flagged = [v for d in per_seed for k, v in d.items() if k.startswith("gaussian_n") and k.endswith("_solved")]
+    out["gaussian_flagged_fraction"] = float(1 - np.mean(flagged)) if flagged else 0.0
+    return out
+
+
+def _tags(m: dict, prefix: str) -> list[str]:
+    return [k[: -len("_decay_a")] for k in list(m.keys()) if k.startswith(prefix) and k.endswith("_decay_a")]
+
+
+def _poly_slopes_ok(m: dict) -> bool:
+    tags = _tags(m, "poly_")
+    return bool(tags) and all(abs(m[f"{t}_cond_slope"] - (1 + m[f"{t}_decay_a"])) <= 0.15 for t in tags)
+
+
+def _exp_growth_ok(m: dict) -> bool:
+    tags = _tags(m, "exp_")
+    return bool(tags) and all(m[f"{t}_points_used"] >= 3 and 0.8 <= m[f"{t}_cond_slope_per_a"] <= 1.2
+                              and 0.7 <= m[f"{t}_variance_slope_per_a"] <= 1.3 for t in tags)
+
+
+CLAIMS = [
+    Claim("Polynomial decay: the slope of log cond(K) against log n is 1 + a within +-0.15 (a = 0.5, 1)",
+          experiment=polynomial_decay, check=_poly_slopes_ok,
+          paper="Sec. 3: cond(K) = Theta(n^(1+a)) w.h.p. for lambda_k ~ k^-(1+a); spec simulation n^2.06 at a = 1"),
+    Claim("Polynomial decay: the variance V stays within +-15% of its mean over n = 25..400 (tempered overfitting)",
+          experiment=polynomial_decay,
+          check=lambda m: bool(_tags(m, "poly_")) and all(m[f"{t}_variance_spread"] <= 0.15 for t in _tags(m, "poly_")),
+          paper="Sec. 4: V = Theta(1) under polynomial decay even with label noise; spec simulation V ~ 1.00 at a = 1"),
+    Claim("Exponential decay: log cond(K) grows linearly in n with slope a (+-20%) and V grows linearly with slope "
+          "0.7a..1.3a (catastrophic overfitting)", experiment=exponential_decay, check=_exp_growth_ok,
+          paper="Sec. 3-4: cond(K) ~ e^(a n), V grows with n; spec simulation V ~ a n (9.2 / 19.7 / 40.1, a = 0.1)"),
+    Claim("The measured condition numbers lie within the two-sided bounds (at least 95% of points, delta = 0.05): "
+          "polynomial decay", experiment=polynomial_decay,
+          check=lambda m: m["in_bounds_points"] >= 3 and m["in_bounds_fraction"] >= 0.95,
+          paper="Sec. 3: two-sided high-probability bounds on cond(K)"),
+    Claim("The measured condition numbers lie within the two-sided bounds (at least 95% of points, delta = 0.05): "
+          "exponential decay", experiment=exponential_decay,
+          check=lambda m: m["in_bounds_points"] >= 3 and m["in_bounds_fraction"] >= 0.95,
+          paper="Sec. 3: the exponential-decay condition-number bound is new in the paper"),
+    Claim("Laplace kernel (polynomial spectrum): the excess test MSE stays within +-30% of its mean over n = 25..400",
+          experiment=real_kernels, check=lambda m: m["laplace_mse_spread"] <= 0.30,
+          paper="Fig. 1 (top): the Laplacian kernel overfits in a tempered way"),
+    Claim("Gaussian kernel (exponential spectrum): over the honestly solved n, the excess test MSE rises at least "
+          "tenfold", experiment=real_kernels,
+          check=lambda m: m["gaussian_solved_points"] >= 2 and m["gaussian_log10_mse_rise"] >= 1.0,
+          paper="Fig. 1 (bottom): the Gaussian kernel overfits catastrophically"),
+]

@@ -1,0 +1,94 @@
+import math
+
+import pytest
+
+from icml24.core import Context
+from icml24.papers import ridgeless as paper
+
+
+def _claim(start: str):
+    found = [c for c in paper.CLAIMS if c.text.startswith(start)]
+    assert len(found) == 1, start
+    return found[0]
+
+
+POLY_GOOD = {"poly_a0p5_decay_a": 0.5, "poly_a1_decay_a": 1.0, "poly_a0p5_cond_slope": 1.55, "poly_a1_cond_slope": 2.05,
+             "poly_a0p5_variance_spread": 0.08, "poly_a1_variance_spread": 0.05, "in_bounds_fraction": 1.0,
+             "in_bounds_points": 50.0}
+EXP_GOOD = {"exp_a0p1_decay_a": 0.1, "exp_a0p2_decay_a": 0.2, "exp_a0p1_points_used": 6.0, "exp_a0p2_points_used": 4.0,
+            "exp_a0p1_cond_slope_per_a": 1.07, "exp_a0p2_cond_slope_per_a": 1.05,
+            "exp_a0p1_variance_slope_per_a": 1.05, "exp_a0p2_variance_slope_per_a": 1.04,
+            "in_bounds_fraction": 1.0, "in_bounds_points": 50.0}
+REAL_GOOD = {"laplace_mse_spread": 0.2, "gaussian_solved_points": 5.0, "gaussian_log10_mse_rise": 7.0}
+
+CASES = [  # claim prefix, good metrics, a plausible bad variant (what the claim must catch)
+    ("Polynomial decay: the slope", POLY_GOOD, {"poly_a1_cond_slope": 1.0}),  # cond ~ n, not n^{1+a}
+    ("Polynomial decay: the slope", POLY_GOOD, {"poly_a0p5_cond_slope": 1.8}),
+    ("Polynomial decay: the variance", POLY_GOOD, {"poly_a1_variance_spread": 0.6}),  # V grows with n
+    ("Exponential decay", EXP_GOOD, {"exp_a0p2_variance_slope_per_a": 0.05}),  # V flat: tempered, not catastrophic
+    ("Exponential decay", EXP_GOOD, {"exp_a0p1_cond_slope_per_a": 0.5}),
+    ("Exponential decay", EXP_GOOD, {"exp_a0p2_points_used": 2.0}),  # too few resolved points to call a slope
+    ("The measured condition numbers lie within the two-sided bounds (at least 95% of points, delta = 0.05): "
+     "polynomial", POLY_GOOD, {"in_bounds_fraction": 0.7}),
+    ("The measured condition numbers lie within the two-sided bounds (at least 95% of points, delta = 0.05): "
+     "exponential", EXP_GOOD, {"in_bounds_fraction": 0.9}),
+    ("Laplace kernel", REAL_GOOD, {"laplace_mse_spread": 0.9}),
+    ("Gaussian kernel", REAL_GOOD, {"gaussian_log10_mse_rise": 0.3}),
+    ("Gaussian kernel", REAL_GOOD, {"gaussian_solved_points": 1.0}),
+]
+
+
+@pytest.mark.parametrize("start,good,bad", CASES)
+def test_every_claim_can_fail(start, good, bad):
+    claim = _claim(start)
+    assert claim.evaluate(dict(good)).status == "holds"
+    assert claim.evaluate({**good, **bad}).status == "fails"
+
+
+def test_claims_without_any_decay_tag_fail_instead_of_holding_vacuously():
+    assert _claim("Polynomial decay: the slope").evaluate({"in_bounds_fraction": 1.0}).status == "fails"
+    assert _claim("Exponential decay").evaluate({"in_bounds_fraction": 1.0}).status == "fails"
+
+
+def test_every_experiment_is_claimed():
+    assert {c.experiment.name for c in paper.CLAIMS} == set(paper.PAPER.experiments)
+
+
+def _seed(slope_offset: float, tag="poly_a1", a=1.0, exponential=False):
+    d = {f"{tag}_decay_a": a, f"{tag}_decay_exponential": float(exponential)}
+    for n in (25, 50, 100, 200):
+        x = n if exponential else math.log(n)
+        d[f"{tag}_n{n}_log10_cond"] = ((a if exponential else 1 + a) * x + slope_offset) / math.log(10)
+        d[f"{tag}_n{n}_variance"] = a * n if exponential else 1.0 + 0.01 * slope_offset
+        d[f"{tag}_n{n}_in_bounds"] = 1.0
+    return d
+
+
+def test_summary_slopes_of_seed_means():
+    out = paper._synthetic_summary([_seed(0.0), _seed(1.0)])
+    assert out["poly_a1_cond_slope"] == pytest.approx(2.0)
+    assert out["poly_a1_variance_spread"] == pytest.approx(0.0)
+    assert out["in_bounds_fraction"] == 1.0 and out["in_bounds_points"] == 8
+    seeds = [_seed(0.0, "exp_a0p1", 0.1, True), _seed(2.0, "exp_a0p1", 0.1, True)]
+    del seeds[1]["exp_a0p1_n200_log10_cond"]  # a point one seed could not resolve is left out of the fit
+    out = paper._synthetic_summary(seeds)
+    assert out["exp_a0p1_points_used"] == 3
+    assert out["exp_a0p1_cond_slope_per_a"] == pytest.approx(1.0)
+    assert out["exp_a0p1_variance_slope_per_a"] == pytest.approx(1.0)
+
+
+def test_tiny_runs_are_finite_deterministic_and_flag_unsolvable_points(tmp_path):
+    exp = paper.PAPER.experiments["exponential_decay"]
+    params = {"exponents": [0.3], "ns": [10, 40, 160], "p": 600}
+    first = exp(Context(seed=0, out_dir=tmp_path), **params)
+    assert first == exp(Context(seed=0, out_dir=tmp_path), **params)
+    assert all(isinstance(v, float) and math.isfinite(v) for v in first.values())
+    assert first["exp_a0p3_decay_a"] == 0.3 and first["exp_a0p3_decay_exponential"] == 1.0
+    assert first["exp_a0p3_n10_float64_sufficient"] == 1.0 and first["exp_a0p3_n10_precision_digits"] > 15
+    assert "exp_a0p3_n160_log10_cond" not in first and first["exp_a0p3_n160_estimate_reliable"] == 0.0  # a n = 48
+    real = paper.PAPER.experiments["real_kernels"]
+    out = real(Context(seed=0, out_dir=tmp_path), laplace_ns=[20, 40], gaussian_ns=[10, 60], n_test=100,
+               mp_max_n=20)
+    assert out["laplace_n40_solved"] == 1.0 and out["gaussian_n60_solved"] == 0.0
+    assert "gaussian_n60_excess_mse" not in out and out["gaussian_decay_a_theory"] == 0.1
+    assert (tmp_path / "real_kernels_cond_and_test_error.png").exists()
