@@ -1,0 +1,123 @@
+"""What every SDR estimator shares: input checks, whitening, slicing, and the scikit-learn transformer face."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import validate_data
+
+from icml24._validation import FittedAttributes, check_finite, check_fitted
+
+
+class DirectionEstimator(FittedAttributes, TransformerMixin, BaseEstimator):
+    """A supervised linear reduction ``X -> X B``: ``fit(X, y)`` learns ``directions_`` ``B [p, d]``.
+
+    Subclasses implement ``_fit_directions(X, y) -> B`` on validated float arrays; the base class checks the
+    inputs (NaN/inf named by argument), normalizes each column of ``B`` to unit length with its largest entry
+    positive (a direction has no sign), and projects in ``transform``.
+    """
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
+    def _check_xy(self, X, y) -> tuple[np.ndarray, np.ndarray]:
+        check_finite("X", X)
+        check_finite("y", y)
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=3)
+        return X, np.asarray(y, dtype=np.float64).ravel()
+
+    def fit(self, X, y):
+        """Learn the directions from predictors ``X [n, p]`` and a scalar response ``y [n]``."""
+        X, y = self._check_xy(X, y)
+        self.directions_ = normalize_directions(self._fit_directions(X, y))
+        return self
+
+    def _fit_directions(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def transform(self, X) -> np.ndarray:
+        """The reduced predictors ``X B [n, d]``."""
+        check_fitted(self, "directions_")
+        check_finite("X", X)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return X @ self.directions_
+
+
+def normalize_directions(directions: np.ndarray) -> np.ndarray:
+    """Unit-length columns, each with its largest-magnitude entry positive (``b`` and ``-b`` are one direction)."""
+    directions = np.asarray(directions, dtype=np.float64)
+    if directions.ndim == 1:
+        directions = directions[:, None]
+    norms = np.linalg.norm(directions, axis=0)
+    directions = directions / np.where(norms > 0, norms, 1.0)
+    signs = np.sign(directions[np.abs(directions).argmax(axis=0), np.arange(directions.shape[1])])
+    return directions * np.where(signs == 0, 1.0, signs)
+
+
+def whiten(X: np.ndarray, floor: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
+    """``(Z, S)``: ``Z = (X - mean) S`` with ``S = Sigma^{-1/2}`` (sample covariance, ``n - 1``), so ``cov Z = I``.
+
+    A direction ``v`` found on ``Z`` is ``S v`` on ``X``. Eigenvalues below ``floor`` times the largest are
+    treated as zero (a pseudo-inverse square root), so collinear predictors do not blow up.
+    """
+    centered = X - X.mean(axis=0)
+    cov = np.atleast_2d(np.cov(centered, rowvar=False))
+    values, vectors = np.linalg.eigh((cov + cov.T) / 2)
+    keep = values > floor * max(values.max(), 0.0)
+    inv_sqrt = np.zeros_like(values)
+    inv_sqrt[keep] = values[keep] ** -0.5
+    root = (vectors * inv_sqrt) @ vectors.T
+    return centered @ root, root
+
+
+def top_eigenvectors(matrix: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` eigenvectors of a symmetric matrix with the largest eigenvalues, as columns."""
+    values, vectors = np.linalg.eigh((matrix + matrix.T) / 2)
+    return vectors[:, np.argsort(values)[::-1][:k]]
+
+
+def slice_labels(y: np.ndarray, n_slices: int, sizes: str = "balanced") -> np.ndarray:
+    """Slice index (0..h-1) of each response, by the order of ``y``; tied responses share a slice.
+
+    ``sizes="balanced"``: ``h`` slices whose sizes differ by at most one (the ``dr`` package's default for SIR
+    and SAVE). ``sizes="floor"``: ``h - 1`` slices of ``floor(n / h)`` and the rest in the last (the
+    ``discretize`` of the official directional-regression code). A response with at most ``h`` distinct
+    values gets one slice per value.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    n = y.shape[0]
+    values, inverse = np.unique(y, return_inverse=True)
+    if values.size <= n_slices:
+        return inverse.astype(np.int64)
+    order = np.argsort(y, kind="stable")
+    if sizes == "balanced":
+        counts = np.full(n_slices, n // n_slices)
+        counts[: n % n_slices] += 1
+    elif sizes == "floor":
+        counts = np.full(n_slices, n // n_slices)
+        counts[-1] = n - (n_slices - 1) * (n // n_slices)
+    else:
+        raise ValueError(f"sizes must be 'balanced' or 'floor', got {sizes!r}")
+    by_position = np.repeat(np.arange(n_slices), counts)
+    # a tie group takes the slice of its first member in sorted order
+    first_sorted = np.searchsorted(y[order], values, side="left")
+    labels = by_position[first_sorted][inverse]
+    _, labels = np.unique(labels, return_inverse=True)  # renumber if ties emptied a slice
+    return labels.astype(np.int64)
+
+
+def slice_moments(Z: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per slice: proportion ``p_h [h]``, mean ``m_h [h, p]`` and covariance ``V_h [h, p, p]`` (``n_h - 1``;
+    zero for a one-point slice), computed for all slices at once."""
+    n, p = Z.shape
+    h = int(labels.max()) + 1
+    counts = np.bincount(labels, minlength=h).astype(np.float64)
+    onehot = np.zeros((h, n))
+    onehot[labels, np.arange(n)] = 1.0
+    means = onehot @ Z / counts[:, None]
+    centered = Z - means[labels]
+    scatter = np.einsum("hi,ij,ik->hjk", onehot, centered, centered)
+    covs = scatter / np.maximum(counts - 1.0, 1.0)[:, None, None]
+    return counts / n, means, covs

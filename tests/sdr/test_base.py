@@ -1,0 +1,57 @@
+"""The shared transformer face: scikit-learn's estimator checks, input checks, whitening, normalization."""
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from icml24._validation import NotFittedError
+from icml24.sdr import DCOVSDR, MAVE, OPG, SAVE, SIR, DirectionalRegression, HellingerSDR
+from icml24.sdr._base import normalize_directions, slice_moments, whiten
+
+ESTIMATORS = [SIR(), SAVE(), DirectionalRegression(), OPG(), MAVE(max_iter=3), DCOVSDR(n_starts=5, random_state=0),
+              HellingerSDR(sa_maxiter=50, nm_maxfev=50, random_state=0)]
+
+
+@parametrize_with_checks(ESTIMATORS)
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_not_fitted_and_nan_messages(estimator):
+    X = np.random.default_rng(0).standard_normal((40, 3))
+    with pytest.raises(NotFittedError):
+        estimator.transform(X)
+    with pytest.raises(NotFittedError):
+        _ = estimator.directions_
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="X contains NaN"):
+        estimator.fit(bad, X[:, 0])
+    with pytest.raises(ValueError, match="y contains NaN"):
+        estimator.fit(X, np.r_[X[1:, 0], np.inf])
+
+
+def test_whiten_gives_identity_covariance_and_handles_collinearity():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 4)) @ rng.standard_normal((4, 4))
+    Z, root = whiten(X)
+    np.testing.assert_allclose(np.cov(Z, rowvar=False), np.eye(4), atol=1e-10)
+    np.testing.assert_allclose(Z, (X - X.mean(0)) @ root)
+    collinear = np.column_stack([X, X[:, 0] + X[:, 1]])
+    assert np.all(np.isfinite(whiten(collinear)[0]))
+
+
+def test_normalize_directions_sign_and_length():
+    out = normalize_directions(np.array([[0.0, -3.0], [-2.0, 4.0]]))
+    np.testing.assert_allclose(out, [[0.0, -0.6], [1.0, 0.8]])
+    np.testing.assert_allclose(normalize_directions(np.array([3.0, -4.0])), [[-0.6], [0.8]])
+
+
+def test_slice_moments():
+    Z = np.array([[0.0, 1], [2, 3], [4, 5], [10, 10]])
+    weights, means, covs = slice_moments(Z, np.array([0, 0, 0, 1]))
+    np.testing.assert_allclose(weights, [0.75, 0.25])
+    np.testing.assert_allclose(means, [[2, 3], [10, 10]])
+    np.testing.assert_allclose(covs[0], np.cov(Z[:3], rowvar=False))
+    np.testing.assert_allclose(covs[1], 0.0)
