@@ -49,6 +49,14 @@ def test_methods_never_import_core_papers_or_cli(field):
     assert not bad, f"{field}/ is a method package: it may not import core, papers or cli:\n" + "\n".join(bad)
 
 
+@pytest.mark.parametrize("field", FIELDS)
+def test_one_import_style_inside_a_package(field):
+    """Inside a field package its own modules are imported relatively (``from .rp import``); other packages by name."""
+    bad = [f"{_where(p, n)} imports {m}; write a relative import" for p in _files(field) for m, n in _imports(p)
+           if m.split(".")[1:2] == [field]]
+    assert not bad, "\n".join(bad)
+
+
 def test_papers_import_package_faces_only():
     bad = []
     for path in _files("papers"):

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import torch
 
-from icml24.merging.tall_masks import multitask_vector
-from icml24.merging.task_vectors import ScaledMerge
+from .tall_masks import multitask_vector
+from .task_vectors import ScaledMerge
 
 
 def mask_counts(masks: torch.Tensor) -> torch.Tensor:

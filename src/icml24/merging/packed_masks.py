@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from icml24.merging.task_vectors import StateDictLayout
+from .task_vectors import StateDictLayout
 
 
 class PackedMasks:

@@ -17,10 +17,11 @@ from collections.abc import Callable, Sequence
 import torch
 
 from icml24._validation import check_finite, check_fitted
-from icml24.merging.packed_masks import CompressedCheckpoints, PackedMasks
-from icml24.merging.task_arithmetic import task_arithmetic_vector
-from icml24.merging.task_vectors import as_flat, check_finite_weights
-from icml24.merging.ties import ties_vector
+
+from .packed_masks import CompressedCheckpoints, PackedMasks
+from .task_arithmetic import task_arithmetic_vector
+from .task_vectors import as_flat, check_finite_weights
+from .ties import ties_vector
 
 DEFAULT_LAMBDAS = (0.2, 0.3, 0.4, 0.5, 0.6)
 _MULTITASK = ("ta", "ties")

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import torch
 
-from icml24.merging.task_vectors import ScaledMerge, check_finite_weights
+from .task_vectors import ScaledMerge, check_finite_weights
 
 
 def task_arithmetic_vector(task_vectors: torch.Tensor) -> torch.Tensor:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import torch
 
-from icml24.merging.task_vectors import ScaledMerge, check_finite_weights
+from .task_vectors import ScaledMerge, check_finite_weights
 
 _AGGREGATIONS = ("mean", "sum")
 

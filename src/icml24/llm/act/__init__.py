@@ -6,10 +6,10 @@
 - :mod:`~icml24.llm.act.analysis`: where sinks occur, and attention-map figures.
 """
 
-from icml24.llm.act.analysis import attention_maps, hidden_sink_frequency, hidden_sinks, plot_attention_sinks
-from icml24.llm.act.apply import ACT, act_attention_forward, attention_modules, normalize_heads
-from icml24.llm.act.search import HeadSearch, PrefixCache
-from icml24.llm.act.sinks import AttentionCalibration, calibrate_attention, causal_allowed, detect_sinks, sink_scores
+from .analysis import attention_maps, hidden_sink_frequency, hidden_sinks, plot_attention_sinks
+from .apply import ACT, act_attention_forward, attention_modules, normalize_heads
+from .search import HeadSearch, PrefixCache
+from .sinks import AttentionCalibration, calibrate_attention, causal_allowed, detect_sinks, sink_scores
 
 __all__ = [
     "ACT",

@@ -9,7 +9,8 @@ import torch
 from torch import nn
 
 from icml24._validation import check_positive
-from icml24.llm.act.sinks import causal_allowed, detect_sinks, sink_scores
+
+from .sinks import causal_allowed, detect_sinks, sink_scores
 
 
 @contextlib.contextmanager

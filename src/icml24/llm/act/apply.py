@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 import torch
 from torch import nn
 
-from icml24.llm.act.sinks import AttentionCalibration, causal_allowed
+from .sinks import AttentionCalibration, causal_allowed
 
 ACT_IMPLEMENTATION = "act"
 _STATE = "_act_state"

@@ -25,7 +25,8 @@ import torch
 from torch import nn
 
 from icml24._validation import FittedAttributes, check_finite
-from icml24.llm.act.apply import ACT, attention_modules
+
+from .apply import ACT, attention_modules
 
 
 def _decoder_parts(model: nn.Module):
