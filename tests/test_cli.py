@@ -102,3 +102,9 @@ def test_cli_help_and_subprocess_error():
     proc = subprocess.run([sys.executable, "-m", "icml24", "run", "nosuch"], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "nosuch" in proc.stderr
     assert main(["--help"]) == 0
+
+
+def test_show_prints_list_types_and_seeds(capsys):
+    assert main(["show", "e4"]) == 0
+    out = capsys.readouterr().out
+    assert "instances: list[str]" in out and "quick (5 seed(s))" in out

@@ -14,6 +14,7 @@ try:  # recent Typer vendors its own copy of click
 except ImportError:  # pragma: no cover - older Typer uses click itself
     _typer_click = click.exceptions
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from icml24.core import registry
@@ -150,10 +151,10 @@ def show(slug: str) -> None:
             console.print(f"  - {d}", highlight=False)
     console.print("\n[bold]Experiments[/]")
     for exp in paper.experiments.values():
-        params = ", ".join(f"{k}: {type_name(t)}" for k, t in exp.parameters().items())
+        params = escape(", ".join(f"{k}: {type_name(t)}" for k, t in exp.parameters().items()))
         console.print(f"  {exp.name}({params})  {exp.doc.splitlines()[0] if exp.doc else ''}", highlight=False)
         for name in ("quick", "full"):
-            console.print(f"    {name} ({exp.seeds[name]} seed(s)): {getattr(exp, name)}", highlight=False)
+            console.print(escape(f"    {name} ({exp.seeds[name]} seed(s)): {getattr(exp, name)}"), highlight=False)
     console.print("\n[bold]Claims[/]")
     for c in paper.claims:
         console.print(f"  - {c.text}  [dim](paper: {c.paper}; experiment: {c.experiment.name})[/]", highlight=False)
