@@ -185,3 +185,14 @@ def test_generalized_rp_on_cora_matches_paper():
     model = GeneralizedRP(steps=20000, lr=10, k=3, gamma=1).fit(data)
     accuracy = float((model.predict()[data.test_mask] == data.y[data.test_mask]).float().mean())
     assert accuracy > 0.81  # paper: 82.7
+
+
+def test_predicting_before_fit_raises_not_fitted():
+    from icml24._validation import NotFittedError
+    from icml24.graph import GDEM, GeneralizedRP, ResidualPropagation
+
+    for model in (GeneralizedRP(), ResidualPropagation()):
+        with pytest.raises(NotFittedError, match="call fit"):
+            model.predict()
+    with pytest.raises(NotFittedError, match="call fit"):
+        GDEM().graph_

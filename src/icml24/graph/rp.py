@@ -35,6 +35,7 @@ import warnings
 import numpy as np
 import torch
 
+from .._validation import check_fitted
 from .operators import normalize_features, normalized_adjacency, normalized_gaussian_kernel_matmul
 
 __all__ = ["ResidualPropagation", "GeneralizedRP"]
@@ -267,8 +268,7 @@ class ResidualPropagation:
 
     # ----------------------------------------------------------------- predictions
     def _check_fitted(self) -> None:
-        if not hasattr(self, "scores_"):
-            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(data) first")
+        check_fitted(self, "scores_")
 
     def decision_function(self) -> torch.Tensor:
         """Scores ``F: [n, C]`` at the selected step (``Y_L - R_L`` on training nodes, ``-R_U`` elsewhere)."""
