@@ -170,7 +170,7 @@ def test_input_errors_say_what_to_fix():
         ResidualPropagation(steps=2).fit(Data(edge_index=data.edge_index, y=data.y, num_nodes=data.num_nodes))
     with pytest.raises(ValueError, match="GiB"):
         GeneralizedRP(max_kernel_nodes=5).fit(data)
-    with pytest.raises(RuntimeError, match="fit"):
+    with pytest.raises(ValueError, match="fit"):
         ResidualPropagation().predict()
 
 
