@@ -195,4 +195,4 @@ def test_predicting_before_fit_raises_not_fitted():
         with pytest.raises(NotFittedError, match="call fit"):
             model.predict()
     with pytest.raises(NotFittedError, match="call fit"):
-        GDEM().graph_
+        _ = GDEM().graph_
