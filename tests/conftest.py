@@ -23,3 +23,18 @@ def toy():
     register_module(toy_paper)
     return toy_paper
 
+
+
+@pytest.fixture()
+def claims_can_fail():
+    """``check(claims, good, bad)``: each claim holds on its experiment's good metrics and fails once its bad dict
+    (a plausible bad outcome, aligned with ``claims``) is merged in (ARCHITECTURE.md: a claim must be able to fail)."""
+
+    def check(claims, good: dict[str, dict[str, float]], bad: list[dict[str, float]]) -> None:
+        assert len(claims) == len(bad)
+        for claim, worse in zip(claims, bad, strict=True):
+            metrics = good[claim.experiment.name]
+            assert claim.evaluate(metrics).status == "holds", claim.text
+            assert claim.evaluate({**metrics, **worse}).status == "fails", claim.text
+
+    return check
