@@ -47,3 +47,13 @@ def test_smoke_runs_are_finite_deterministic_and_decidable(exp, tmp_path):
     for claim in claims_of(exp):
         verdict = judge(exp.paper, claim, records, "smoke").verdict
         assert verdict.status in ("holds", "fails"), f"{claim.text}: {verdict.status}: {verdict.message}"
+
+
+def test_deviations_are_one_sentence_each():
+    """Measurement stories belong in the experiment docstring (ARCHITECTURE.md)."""
+    import re
+
+    sentence_break = re.compile(r"(?<!\bal)(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)[.!?]\s+[A-Z]")
+    long = [f"{slug}: {d[:80]}..." for slug, paper in PAPERS.items() for d in paper.deviations
+            if sentence_break.search(d)]
+    assert not long, "split or shorten:\n" + "\n".join(long)
