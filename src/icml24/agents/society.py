@@ -1,0 +1,195 @@
+"""A small real society of multimodal agents (Agent Smith, reproduction part B).
+
+Agents have a role and a FIFO album of images. Each round the agents are randomly paired (questioner, answerer); the
+questioner writes a plan 'SELECT <role> <object>', retrieves the album image with the highest cosine similarity to
+the plan under a tiny CLIP, asks about it, the answerer answers given the image, and the image is pushed into the
+ANSWERER's album. An agent is infected in a round when the chat's image is V_adv and its output is HARMFUL. All N/2
+chats of a round go through the models at once (the models are frozen, so per-image outputs are tabulated).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .._validation import check_positive
+from .society_attack import ChatRecords, craft_border_attack
+from .society_models import (
+    TinyCLIP,
+    TinyResponder,
+    World,
+    make_world,
+    plan_tokens,
+    prompt_tokens,
+    render,
+    train_clip,
+    train_responder,
+)
+
+__all__ = ["SocietyTables", "society_tables", "initial_albums", "run_society", "society_experiment"]
+
+
+@dataclass(frozen=True)
+class SocietyTables:
+    """Frozen-model lookups: image embeddings (n, d), plan embeddings (R, K, d), outputs under ASK/ANSWER (n, R)."""
+
+    image_emb: np.ndarray
+    plan_emb: np.ndarray
+    out_ask: np.ndarray
+    out_answer: np.ndarray
+
+
+def society_tables(world: World, clip: TinyCLIP, responder: TinyResponder, images: torch.Tensor) -> SocietyTables:
+    """Run every (image, role) through the frozen models once, batched."""
+    r, k, n = world.num_roles, world.num_classes, len(images)
+    roles = np.repeat(np.arange(r), k)
+    with torch.no_grad():
+        plan = clip.encode_text(plan_tokens(world, roles, np.tile(np.arange(k), r))).reshape(r, k, -1)
+        emb = clip.encode_image(images)
+        rep = images.repeat_interleave(r, dim=0)
+        role_grid = np.tile(np.arange(r), n)
+        out_ask = responder(rep, prompt_tokens(world, role_grid, "ask")).argmax(1).reshape(n, r)
+        out_answer = responder(rep, prompt_tokens(world, role_grid, "answer")).argmax(1).reshape(n, r)
+    return SocietyTables(emb.numpy(), plan.numpy(), out_ask.numpy(), out_answer.numpy())
+
+
+def initial_albums(world: World, roles: np.ndarray, bank_classes: np.ndarray, album_size: int,
+                   rng: np.random.Generator) -> np.ndarray:
+    """(N, album_size) bank indices: each slot an image of one of the agent's preferred objects."""
+    by_class = [np.flatnonzero(bank_classes == c) for c in range(world.num_classes)]
+    cls = world.prefs[roles[:, None], rng.integers(0, world.prefs.shape[1], (len(roles), album_size))]
+    pick = rng.random(cls.shape)
+    sizes = np.array([len(b) for b in by_class])
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    flat = np.concatenate(by_class)
+    return flat[offsets[cls] + (pick * sizes[cls]).astype(int)]
+
+
+def run_society(world: World, tables: SocietyTables, roles: np.ndarray, albums: np.ndarray, special: int, rounds: int,
+                rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Chat ``rounds`` rounds; ``albums`` is updated in place (FIFO). Returns per-round curves and rates.
+
+    Rates (App. E.4) are over the chats whose questioner carries ``special`` at the start of the round:
+    beta = retrieval of it, alpha_q / alpha_a = retrieval x HARMFUL question / answer (NaN when no carrier questions).
+    """
+    n = len(roles)
+    half = n // 2
+    ever = np.zeros(n, bool)
+    out = {k: np.full(rounds, np.nan) for k in ("cumulative", "current", "carriers", "beta", "alpha_q", "alpha_a")}
+    records = []
+    for t in range(rounds):
+        perm = rng.permutation(n)
+        q, a = perm[:half], perm[half:2 * half]
+        carrier_q = (albums[q] == special).any(1)
+        plan_cls = world.prefs[roles[q], rng.integers(0, world.prefs.shape[1], half)]
+        sims = np.einsum("pd,pkd->pk", tables.plan_emb[roles[q], plan_cls], tables.image_emb[albums[q]])
+        image = albums[q, sims.argmax(1)]
+        got = image == special
+        bad_q = got & (tables.out_ask[image, roles[q]] == world.harmful)
+        bad_a = got & (tables.out_answer[image, roles[a]] == world.harmful)
+        current = np.zeros(n, bool)
+        current[q], current[a] = bad_q, bad_a
+        ever |= current
+        albums[a] = np.concatenate([albums[a, 1:], image[:, None]], axis=1)
+        out["cumulative"][t], out["current"][t] = ever.mean(), current.mean()
+        out["carriers"][t] = (albums == special).any(1).mean()
+        if carrier_q.any():
+            out["beta"][t] = got[carrier_q].mean()
+            out["alpha_q"][t], out["alpha_a"][t] = bad_q[carrier_q].mean(), bad_a[carrier_q].mean()
+        records.append(np.stack([roles[q], plan_cls, roles[a], image], 1))
+    out["records"] = np.concatenate(records)
+    return out
+
+
+def _first_round(curve: np.ndarray, level: float) -> float:
+    hit = np.flatnonzero(curve >= level)
+    return float(hit[0] + 1) if len(hit) else float(len(curve) + 1)
+
+
+def _mean(x: np.ndarray) -> float:
+    return float(np.nanmean(x)) if np.isfinite(x).any() else 0.0
+
+
+def society_experiment(num_agents: int = 128, rounds: int = 32, attack_epochs: int = 100, seed: int = 0, *,
+                       album_size: int = 10, border: int = 1, bank_per_class: int = 64, train_steps: int = 300,
+                       ensemble_agents: int = 64, ensemble_rounds: int = 8,
+                       ) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """Train the society, craft V_adv on benign chat records, and spread it from one agent (vs a clean image).
+
+    Returns metrics (``crafted_cumulative_final``, ``clean_cumulative_final``, ``alpha_q``, ``alpha_a``, ``beta``,
+    ``crafted_rounds_to_90`` and regime quantities) and curves (``crafted_cumulative``, ``clean_cumulative``,
+    ``crafted_current``, ``crafted_carriers``, ``clean_carriers``), each of length ``rounds``.
+
+    Scale (deviations from the paper, for speed): 3x16x16 images, so the paper's h = 6 frame on 336 px (7% of the
+    pixels) becomes the thinnest frame, ``border`` = 1 (23% of the pixels); the benign ensemble is ``ensemble_agents``
+    x ``ensemble_rounds`` = 64 x 8 = 256 records (paper 64 x 32 = 1024), half to craft, half to validate.
+    """
+    for name, value in (("num_agents", num_agents), ("rounds", rounds), ("attack_epochs", attack_epochs),
+                        ("album_size", album_size), ("border", border)):
+        check_positive(name, value)
+    if num_agents < 2:
+        raise ValueError(f"num_agents must be >= 2 to form pairs, got {num_agents}")
+    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(8)]
+    gen = torch.Generator().manual_seed(int(streams[0].integers(2**31)))
+    world = make_world(streams[1])
+    clip = train_clip(world, streams[2], gen, steps=train_steps)
+    responder = train_responder(world, streams[2], gen, steps=train_steps)
+
+    bank_classes = np.repeat(np.arange(world.num_classes), bank_per_class)
+    start_cls = streams[3].integers(0, world.num_classes, 2)
+    images = torch.cat([render(world, bank_classes, streams[3]), render(world, start_cls, streams[3])])
+    base = len(bank_classes)  # index of the attack's starting image; base + 1: the clean control image
+
+    # Benign ensemble run (paper: 64 agents x 32 rounds); text records split half to craft, half to validate.
+    benign = society_tables(world, clip, responder, images[:base])
+    e_roles = streams[4].integers(0, world.num_roles, ensemble_agents)
+    e_albums = initial_albums(world, e_roles, bank_classes, album_size, streams[4])
+    log = run_society(world, benign, e_roles, e_albums, -1, ensemble_rounds, streams[4])
+    rec = log["records"]
+    retrieval_acc = float((bank_classes[rec[:, 3]] == rec[:, 1]).mean())
+    clean_harmful = float(max((benign.out_ask == world.harmful).mean(), (benign.out_answer == world.harmful).mean()))
+    records = ChatRecords(rec[:, 0], rec[:, 1], rec[:, 2])
+    split = streams[5].permutation(len(records))
+    half = len(split) // 2
+    adv, info = craft_border_attack(clip, responder, world, images[base:base + 1], records.subset(split[:half]),
+                                    records.subset(split[half:]), streams[5], epochs=attack_epochs, border=border)
+    tables = society_tables(world, clip, responder, torch.cat([images, adv]))
+    adv_index = base + 2
+
+    roles = streams[6].integers(0, world.num_roles, num_agents)
+    albums0 = initial_albums(world, roles, bank_classes, album_size, streams[6])
+    curves: dict[str, np.ndarray] = {}
+    runs = {}
+    for name, special in (("crafted", adv_index), ("clean", base + 1)):
+        albums = albums0.copy()
+        albums[0, -1] = special
+        runs[name] = run_society(world, tables, roles, albums, special, rounds, np.random.default_rng(streams[7]
+                                                                                                      .integers(2**63)))
+        curves[f"{name}_cumulative"] = runs[name]["cumulative"]
+        curves[f"{name}_carriers"] = runs[name]["carriers"]
+    curves["crafted_current"] = runs["crafted"]["current"]
+    crafted = runs["crafted"]
+    metrics = {
+        "crafted_cumulative_final": float(crafted["cumulative"][-1]),
+        "clean_cumulative_final": float(runs["clean"]["cumulative"][-1]),
+        "alpha_q": _mean(crafted["alpha_q"]),
+        "alpha_a": _mean(crafted["alpha_a"]),
+        "beta": _mean(crafted["beta"]),
+        "crafted_rounds_to_90": _first_round(crafted["cumulative"], 0.9),
+        "crafted_current_final": float(crafted["current"][-1]),
+        "crafted_carriers_final": float(crafted["carriers"][-1]),
+        "clean_carriers_final": float(runs["clean"]["carriers"][-1]),
+        "clean_beta": _mean(runs["clean"]["beta"]),
+        "clip_retrieval_accuracy": retrieval_acc,
+        "clean_harmful_rate": clean_harmful,
+        "attack_val_jsr": info["val_jsr"],
+        "attack_val_min_clip": info["val_min_clip"],
+        "attack_max_pixel_change": info["max_pixel_change"],
+        "attack_border": float(border),
+        "attack_records": float(len(records)),
+        "border_fraction": float(1 - max(world.size - 2 * border, 0) ** 2 / world.size**2),
+        "initial_carrier_ratio": 1.0 / num_agents,
+    }
+    return metrics, curves

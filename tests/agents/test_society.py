@@ -1,0 +1,129 @@
+"""The small real society (Agent Smith, part B): albums, border attack, clean responses, determinism."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from icml24.agents.society import SocietyTables, initial_albums, run_society, society_experiment, society_tables
+from icml24.agents.society_attack import ChatRecords, border_mask, craft_border_attack
+from icml24.agents.society_models import make_world, render, train_clip, train_responder
+
+SMALL = dict(num_agents=16, rounds=5, attack_epochs=2, seed=3, train_steps=30, bank_per_class=8,
+             ensemble_agents=16, ensemble_rounds=4)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Tiny models: one torch thread avoids oversubscription on shared cores (restored afterwards)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+KEYS = {"crafted_cumulative_final", "clean_cumulative_final", "alpha_q", "alpha_a", "beta", "crafted_rounds_to_90"}
+
+
+def _random_tables(world, n_images: int, rng: np.random.Generator) -> SocietyTables:
+    emb = rng.standard_normal((n_images, 8))
+    plan = rng.standard_normal((world.num_roles, world.num_classes, 8))
+    outs = rng.integers(0, world.num_outputs, (2, n_images, world.num_roles))
+    return SocietyTables(emb, plan, outs[0], outs[1])
+
+
+def test_album_never_exceeds_its_size_and_answerer_receives_the_image():
+    rng = np.random.default_rng(0)
+    world = make_world(rng)
+    bank_classes = np.repeat(np.arange(world.num_classes), 4)
+    tables = _random_tables(world, len(bank_classes) + 1, rng)
+    roles = rng.integers(0, world.num_roles, 20)
+    albums = initial_albums(world, roles, bank_classes, 10, rng)
+    assert albums.shape == (20, 10)
+    special = len(bank_classes)
+    albums[0, -1] = special
+    for _ in range(6):
+        before = albums.copy()
+        log = run_society(world, tables, roles, albums, special, 1, rng)
+        assert albums.shape == (20, 10)
+        q_roles, _, a_roles, image = log["records"].T
+        changed = np.flatnonzero((albums != before).any(1))
+        # only answerers' albums change, by a FIFO shift with the retrieved image appended
+        for agent in changed:
+            assert np.array_equal(albums[agent, :-1], before[agent, 1:])
+            assert albums[agent, -1] in image
+    assert log["records"].shape == (10, 4)
+
+
+def test_initial_albums_hold_preferred_objects():
+    rng = np.random.default_rng(1)
+    world = make_world(rng)
+    bank_classes = np.repeat(np.arange(world.num_classes), 5)
+    roles = rng.integers(0, world.num_roles, 30)
+    albums = initial_albums(world, roles, bank_classes, 10, rng)
+    for agent in range(30):
+        assert set(bank_classes[albums[agent]]) <= set(world.prefs[roles[agent]])
+
+
+def test_attack_changes_only_the_border():
+    rng = np.random.default_rng(2)
+    gen = torch.Generator().manual_seed(2)
+    world = make_world(rng)
+    clip = train_clip(world, rng, gen, steps=5)
+    responder = train_responder(world, rng, gen, steps=5)
+    n = 16
+    q = rng.integers(0, world.num_roles, n)
+    records = ChatRecords(q, world.prefs[q, 0], rng.integers(0, world.num_roles, n))
+    image = render(world, [0], rng)
+    adv, info = craft_border_attack(clip, responder, world, image, records, records, rng, epochs=3, border=2,
+                                    validate_every=1)
+    diff = (adv - image).abs()[0]
+    inside = border_mask(world.size, 2)[0, 0] == 0
+    assert float(diff[:, inside].max()) == 0.0
+    assert float(diff[:, ~inside].max()) > 0.0
+    assert 0.0 <= float(adv.min()) and float(adv.max()) <= 1.0
+    assert set(info) >= {"val_jsr", "val_min_clip"}
+
+
+def test_clean_images_never_yield_harmful():
+    rng = np.random.default_rng(4)
+    gen = torch.Generator().manual_seed(4)
+    world = make_world(rng)
+    clip = train_clip(world, rng, gen, steps=50)
+    responder = train_responder(world, rng, gen)
+    images = render(world, rng.integers(0, world.num_classes, 256), rng)
+    tables = society_tables(world, clip, responder, images)
+    assert not (tables.out_ask == world.harmful).any()
+    assert not (tables.out_answer == world.harmful).any()
+
+
+def test_same_seed_same_metrics_and_shapes():
+    m1, c1 = society_experiment(**SMALL)
+    m2, c2 = society_experiment(**SMALL)
+    assert m1 == m2
+    assert set(c1) == set(c2)
+    for key in c1:
+        np.testing.assert_array_equal(c1[key], c2[key])
+    assert KEYS <= set(m1)
+    assert all(np.isfinite(v) and isinstance(v, float) for v in m1.values())
+    assert c1["crafted_cumulative"].shape == (SMALL["rounds"],)
+    assert c1["clean_cumulative"].shape == (SMALL["rounds"],)
+    assert m1["clean_cumulative_final"] == 0.0
+
+
+def test_rejects_bad_arguments():
+    with pytest.raises(ValueError):
+        society_experiment(num_agents=1, rounds=2, attack_epochs=1, seed=0)
+    with pytest.raises(ValueError):
+        society_experiment(num_agents=8, rounds=0, attack_epochs=1, seed=0)
+
+
+def test_default_society_runs_and_reports_rates():
+    metrics, curves = society_experiment(num_agents=64, rounds=16, attack_epochs=20, seed=0)
+    assert KEYS <= set(metrics)
+    for key in ("alpha_q", "alpha_a", "beta", "crafted_cumulative_final", "clean_cumulative_final"):
+        assert 0.0 <= metrics[key] <= 1.0
+    assert 1.0 <= metrics["crafted_rounds_to_90"] <= 17.0
+    assert np.all(np.diff(curves["crafted_cumulative"]) >= 0)
+    assert metrics["clean_cumulative_final"] == 0.0

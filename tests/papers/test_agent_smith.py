@@ -1,0 +1,67 @@
+"""The agent-smith reproduction: smoke runs through the runner, claims that can fail, settings and regime."""
+
+import inspect
+import math
+
+import pytest
+
+from icml24.core.runner import execute, plan
+from icml24.core.verdicts import aggregate, claims_of
+from icml24.papers import agent_smith as paper
+
+
+@pytest.fixture(scope="module")
+def smoke_metrics(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("agent-smith")
+    out = {}
+    for name, exp in paper.PAPER.experiments.items():
+        records = [execute(task) for task in plan([exp], seeds=[0, 1], setting="smoke", store_folder=folder)]
+        assert [r.status for r in records] == ["ok", "ok"], [r.error for r in records]
+        out[name] = aggregate(records, exp)
+    return out
+
+
+def test_smoke_runs_give_finite_metrics_the_regime_and_decidable_claims(smoke_metrics):
+    for name, summary in smoke_metrics.items():
+        assert summary["num_seeds"] == 2 and all(math.isfinite(v) for v in summary.values())
+        assert {"alpha", "beta"} <= set(summary)  # the regime is in the metrics
+        for claim in claims_of(paper.PAPER.experiments[name]):
+            assert claim.evaluate(summary).status in {"holds", "fails"}
+
+
+def _good():
+    return {
+        "scaling": {"largest_rounds_to_99_cumulative": 30.0, "mad_recurrence_large": 0.01},
+        "defence": {"max_contained_final": 0.008, "max_uncontained_gap": 0.002},
+        "rounds_vs_size": {"infection_r2_vs_ln_n": 0.97, "infection_loglog_slope": 0.09,
+                           "sequential_loglog_slope": 1.0, "baseline_infectious_cumulative_final": 0.99,
+                           "baseline_sequential_cumulative_final": 0.129,
+                           "baseline_noninfectious_cumulative_final": 1 / 256},
+        "real_society": {"crafted_cumulative_final": 0.97, "clean_cumulative_final": 0.0},
+    }
+
+
+def test_every_claim_can_fail(claims_can_fail):
+    bad = [
+        {"largest_rounds_to_99_cumulative": 45.0},  # a slower spread than Fig. 1
+        {"mad_recurrence_large": 0.08},  # simulation off the recurrence
+        {"max_contained_final": 0.2},  # a defence at beta <= 2 gamma that does not contain
+        {"infection_loglog_slope": 0.9, "infection_r2_vs_ln_n": 0.7},  # polynomial, not logarithmic, growth
+        {"baseline_noninfectious_cumulative_final": 0.3},  # the random image spreads too
+        {"crafted_cumulative_final": 0.4},  # the crafted image stalls
+    ]
+    claims_can_fail(paper.CLAIMS, _good(), bad)
+
+
+def test_the_one_million_claim_also_fails_when_too_fast():
+    claim = paper.CLAIMS[0]
+    assert claim.evaluate({"largest_rounds_to_99_cumulative": 12.0}).status == "fails"
+
+
+def test_settings_follow_the_paper():
+    scaling = paper.PAPER.experiments["scaling"]
+    assert max(scaling.full["log2_sizes"]) == 20 and min(scaling.full["log2_sizes"]) == 8
+    assert 20 in scaling.quick["log2_sizes"]
+    defaults = {k: v.default for k, v in inspect.signature(paper.scaling.fn).parameters.items()}
+    assert defaults["seed_ratio"] == 1 / 1024 and defaults["album_size"] == 10 and defaults["history_size"] == 3
+    assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
