@@ -52,7 +52,14 @@ class Linear(nn.Linear):
             nn.init.zeros_(self.bias)
 
 
-class GCN(nn.Module):
+class _EncodeThenPropagate(nn.Module):
+    """A two-stage graph model: ``encode(x)`` (graph-free, computed once per graph) then ``propagate``."""
+
+    def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
+        return self.propagate(self.encode(x), edge_index)
+
+
+class GCN(_EncodeThenPropagate):
     r"""Two-layer GCN (Kipf & Welling, ICLR 2017), Eq. (9) of the paper, with biases:
 
     .. code-block:: text
@@ -94,9 +101,6 @@ class GCN(nn.Module):
         # S (h W2) + b2 == (S h) W2 + b2: multiply first so that the propagated width is C, not hidden
         return gcn_propagate(h @ self.lin2.weight.T, edge_index) + self.lin2.bias
 
-    def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
-        return self.propagate(self.encode(x), edge_index)
-
     def __repr__(self) -> str:
         return (f"GCN({self.lin1.in_features}, {self.lin2.out_features}, hidden_channels={self.lin1.out_features}, "
                 f"dropout={self.dropout}, input_dropout={self.input_dropout})")
@@ -112,7 +116,7 @@ class _Projected(nn.Module):
         pass
 
 
-class GAT(nn.Module):
+class GAT(_EncodeThenPropagate):
     r"""Two-layer GAT (Veličković et al., ICLR 2018): ``heads`` attention heads of ``hidden_channels // heads``
     units (concatenated, ELU), then one output head; self-loops; dropout on the input, the attention coefficients
     and the hidden layer. The same function as PyG's ``GATConv(in, hidden // heads, heads) -> GATConv(hidden, C)``
@@ -155,9 +159,6 @@ class GAT(nn.Module):
         h = F.elu(self.conv1(h, edge_index))
         h = F.dropout(h, p=self.dropout, training=self.training)
         return self.conv2(h, edge_index)
-
-    def forward(self, x: Tensor, edge_index: Tensor) -> Tensor:
-        return self.propagate(self.encode(x), edge_index)
 
     def __repr__(self) -> str:
         return (f"GAT({self.lin1.in_features}, {self.conv2.out_channels}, hidden_channels={self.lin1.out_features}, "
