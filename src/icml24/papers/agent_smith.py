@@ -239,13 +239,15 @@ def defence(ctx, gammas: list[float] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6), alph
     smoke={"num_agents": 64, "rounds": 8, "attack_epochs": 2},
     threads=1,
 )
-def real_society(ctx, num_agents: int = 128, rounds: int = 32, attack_epochs: int = 100) -> dict[str, float]:
+def real_society(ctx, num_agents: int = 128, rounds: int = 32, attack_epochs: int = 100,
+                 border: int = 1) -> dict[str, float]:
     """(e) the small real-retrieval society (icml24.agents.society): a tiny CLIP retriever and responder, V_adv
     crafted by the MI-FGSM border attack, spread from one agent through real retrieval and responses; the measured
-    alpha^Q, alpha^A and beta are the regime, beside the curve of a clean image."""
+    alpha^Q, alpha^A and beta are the regime, beside the curve of a clean image. ``border`` is the attack frame in
+    pixels (1 on 16 px scales the paper's h = 6 on 336 px; the frame's area fraction is reported as a metric)."""
     import matplotlib.pyplot as plt
 
-    metrics, curves = society_experiment(num_agents, rounds, attack_epochs, ctx.child_seed("society"))
+    metrics, curves = society_experiment(num_agents, rounds, attack_epochs, ctx.child_seed("society"), border=border)
     out = {k: float(v) for k, v in metrics.items()}
     out["num_agents"], out["rounds"] = float(num_agents), float(rounds)
     out["alpha"] = (out["alpha_q"] + out["alpha_a"]) / 2  # one alpha as in Eq. 4 (the Q/A split is the extension)
