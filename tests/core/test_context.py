@@ -55,3 +55,35 @@ def test_seed_keys_give_independent_reproducible_streams():
     assert ctx.child_seed(5) == Context(seed=3).child_seed(5) != Context(seed=4).child_seed(5)
     with pytest.raises(TypeError, match="ints or strings"):
         ctx.child_seed(1.5)
+
+
+def test_cached_builds_once_shares_across_seeds_and_keeps_the_global_stream(tmp_path):
+    import torch
+
+    calls = []
+
+    def build(builder):
+        calls.append(builder.seed)
+        return {"w": torch.randn(3, generator=builder.torch_generator())}
+
+    first = Context(seed=1, cache_dir=tmp_path, code_version="v1")
+    before = torch.rand(1)
+    torch.manual_seed(1)
+    a = first.cached("base", {"seed": 7, "width": 3}, build)
+    after_build = torch.rand(1)
+    second = Context(seed=2, cache_dir=tmp_path, code_version="v1")
+    torch.manual_seed(1)
+    b = second.cached("base", {"seed": 7, "width": 3}, build)
+    after_load = torch.rand(1)
+    assert calls == [7] and torch.equal(a["w"], b["w"]) and before.shape == (1,)
+    assert torch.equal(after_build, after_load)  # building does not move the run's global generator
+    Context(seed=0, cache_dir=tmp_path, code_version="v2").cached("base", {"seed": 7, "width": 3}, build)
+    assert calls == [7, 7]  # a new code version rebuilds
+    for path in tmp_path.glob("base-*.pt"):
+        path.write_bytes(b"torn")
+    Context(seed=0, cache_dir=tmp_path, code_version="v1").cached("base", {"seed": 7, "width": 3}, build)
+    assert len(calls) == 3  # an unreadable file is rebuilt, not trusted
+
+
+def test_cached_without_a_folder_just_builds():
+    assert Context(seed=3).cached("x", {"seed": 1}, lambda b: b.seed) == 1

@@ -9,7 +9,7 @@ import logging
 import os
 import random
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,11 +29,15 @@ class Context:
         device (str): torch device, ``"cpu"`` unless set.
         full (bool): whether the paper-scale (``full``) setting is running.
         out_dir (Path): where figures and artifacts of this run are written.
+        cache_dir (Path): where ``cached`` keeps expensive builds (a trained base model) shared across runs.
     """
 
     def __init__(self, seed: int = 0, out_dir: str | Path | None = None, device: str = "cpu",
-                 full: bool = False, show_progress: bool = False, log: logging.Logger | None = None):
+                 full: bool = False, show_progress: bool = False, log: logging.Logger | None = None,
+                 cache_dir: str | Path | None = None, code_version: str = ""):
         self.seed = int(seed)
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.code_version = code_version
         self.device = device
         self.full = full
         self.show_progress = show_progress
@@ -111,6 +115,51 @@ class Context:
             os.replace(tmp, path)
             self.artifacts.append(str(path))
         return path
+
+    def cached(self, name: str, key: dict[str, Any], build: Callable[[Context], T]) -> T:
+        """Build an expensive artifact once (a trained model's state dict) and reuse it across seeds and runs.
+
+        ``build(ctx)`` receives a fresh Context seeded by ``key.get("seed", 0)`` (never this run's seed, so every
+        seed of the experiment shares one build) and returns tensors, dicts, lists and numbers. The result is
+        stored with ``torch.save`` as ``<cache_dir>/<name>-<hash of key and code version>.pt``, written atomically;
+        an unreadable file is rebuilt. Without a cache folder (a Context made by hand) it just builds.
+        """
+        import torch
+
+        if not _SAFE_NAME.match(name):
+            raise ValueError(f"name {name!r} must use letters, digits, '.', '_' or '-' only")
+        if self.cache_dir is None:
+            return _isolated_build(build, key, self)
+        digest = hashlib.sha256(json.dumps([key, self.code_version], sort_keys=True, default=_jsonable)
+                                .encode()).hexdigest()[:16]
+        path = self.cache_dir / f"{name}-{digest}.pt"
+        if path.exists():
+            try:
+                return torch.load(path, weights_only=True)
+            except Exception:  # a torn or foreign file: build again
+                self.log("cache %s unreadable, rebuilding", path)
+        value = _isolated_build(build, key, self)
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        torch.save(value, tmp)
+        os.replace(tmp, path)
+        return torch.load(path, weights_only=True)  # the first run sees exactly what later runs load
+
+
+def _isolated_build(build: Callable[[Context], T], key: dict[str, Any], parent: Context) -> T:
+    """Run ``build`` under its own seed and give the global generators back as they were, so a run that builds
+    and a run that loads from the cache continue with the same random state."""
+    import torch
+
+    python_state, numpy_state = random.getstate(), np.random.get_state()
+    with torch.random.fork_rng():
+        try:
+            builder = Context(seed=int(key.get("seed", 0)), full=parent.full, show_progress=parent.show_progress,
+                              log=parent.logger)
+            return build(builder)
+        finally:
+            random.setstate(python_state)
+            np.random.set_state(numpy_state)
 
 
 @contextlib.contextmanager

@@ -39,6 +39,7 @@ class Task:
     code_version: str
     out_dir: str
     show_progress: bool = False
+    cache_dir: str = ""  # where ``ctx.cached`` keeps built artifacts (trained models) shared across runs
 
     @property
     def full(self) -> bool:
@@ -66,7 +67,7 @@ def plan(experiments: Iterable[Experiment], seeds: Iterable[int] | None = None, 
             for seed in seed_list:
                 out_dir = Path(store_folder) / "runs" / exp.paper.slug / exp.name / f"{config_hash(config)}-s{seed}"
                 tasks.append(Task(exp.fn.__module__, exp.paper.slug, exp.name, config, int(seed), name, version,
-                                  str(out_dir), show_progress))
+                                  str(out_dir), show_progress, str(Path(store_folder) / "cache" / exp.paper.slug)))
     return tasks
 
 
@@ -75,7 +76,8 @@ def execute(task: Task) -> RunRecord:
     module = importlib.import_module(task.module)
     paper = register_module(module)
     exp = paper.experiments[task.experiment]
-    ctx = Context(seed=task.seed, out_dir=task.out_dir, full=task.full, show_progress=task.show_progress)
+    ctx = Context(seed=task.seed, out_dir=task.out_dir, full=task.full, show_progress=task.show_progress,
+                  cache_dir=task.cache_dir or None, code_version=task.code_version)
     record = RunRecord(task.paper, task.experiment, task.config, task.seed, task.code_version, task.setting, "error",
                        versions=library_versions())
     start = time.perf_counter()
