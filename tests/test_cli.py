@@ -36,10 +36,21 @@ def _err_line(capsys) -> str:
     (["sweep", "toy"], "sweep takes one experiment"),
     (["show", "nosuch"], "no paper"),
     (["run", "--no-such-flag", "toy"], "No such option"),
+    (["run", "tooy"], "did you mean 'toy'"),
+    (["run", "toy:"], "names no experiment after ':'"),
+    (["run", ":square"], "names no paper"),
+    (["run", "toy:square", "--seed", "-1"], "negative"),
+    (["run", "toy:square", "--seeds", ""], "names no seed"),
+    (["run", "toy:square", "--seed", "1", "--seeds", "2"], "not both"),
+    (["run", "toy:square", "--seeds", "0-1000000"], "add --yes"),
+    (["run", "toy:square", "--seeds", "0-99999999999"], "more than 10,000,000 seeds"),
+    (["reproduce", "--only", ""], "--only names no paper"),
+    (["reproduce", "--only", " , "], "--only names no paper"),
+    (["run", "toy:square", "--jobs", "0"], "--jobs must be at least 1"),
 ])
 def test_user_errors_exit_2_with_one_line(argv, expected, capsys, tmp_path):
-    assert main([*argv, "--store", str(tmp_path / "s.sqlite")] if argv[0] in ("run", "sweep") and "--no-such-flag"
-                not in argv else argv) == 2
+    assert main([*argv, "--store", str(tmp_path / "s.sqlite")] if argv[0] in ("run", "sweep", "reproduce")
+                and "--no-such-flag" not in argv else argv) == 2
     assert expected in _err_line(capsys)
 
 
@@ -108,3 +119,33 @@ def test_show_prints_list_types_and_seeds(capsys):
     assert main(["show", "e4"]) == 0
     out = capsys.readouterr().out
     assert "instances: list[str]" in out and "quick (5 seed(s))" in out
+
+
+def test_output_paths_are_checked_before_any_work(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    store = tmp_path / "s.sqlite"
+    for command in (["sweep", "toy:square", "--set", "x=1,2"], ["run", "toy:square"]):
+        assert main([*command, "--store", str(store), "--json", str(blocker / "sub" / "out.json")]) == 2
+        assert "--json" in _err_line(capsys)
+    assert not store.exists()  # nothing ran, nothing was stored
+    out = tmp_path / "new" / "folder" / "sweep.json"  # a missing folder is made, before the sweep
+    assert main(["sweep", "toy:square", "--set", "x=1,2", "--seeds", "0", "--backend", "inline", "--store", str(store),
+                 "--json", str(out)]) == 0
+    assert len(json.loads(out.read_text())) == 4
+
+
+def test_a_large_plan_needs_yes_and_dry_run_runs_nothing(tmp_path, capsys):
+    store = tmp_path / "s.sqlite"
+    assert main(["run", "toy:square", "--seeds", "0-10000", "--yes", "--dry-run", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "10001 run(s) planned" in out and "and 9981 more" in out and not store.exists()
+
+
+def test_a_mistyped_paper_is_answered_without_importing_papers():
+    code = ("import sys, time; t = time.perf_counter(); from icml24.cli import main; rc = main(['run', 'nosuch']); "
+            "heavy = [m for m in ('torch', 'icml24.papers.rp', 'torch_geometric') if m in sys.modules]; "
+            "print(rc, heavy, time.perf_counter() - t)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    rc, rest = proc.stdout.split(" ", 1)
+    assert rc == "2" and rest.startswith("[]"), proc.stdout + proc.stderr

@@ -26,3 +26,31 @@ def test_paper_counts_are_generated_from_the_registry():
     proc = subprocess.run([sys.executable, str(root / "tools" / "sync_counts.py"), "--check"], capture_output=True,
                           text=True, cwd=root)
     assert proc.returncode == 0, proc.stderr
+
+
+def _readme_commands() -> list[list[str]]:
+    import shlex
+
+    text = README.read_text()
+    section = text[text.index("## The command line"):]
+    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+    return [shlex.split(line.split("#")[0])[1:] for line in block.splitlines() if line.startswith("icml24 ")]
+
+
+def test_every_readme_command_is_accepted(tmp_path, capsys):
+    """Each command of the README's command-line section, as written; long ones with --dry-run (plan, no work)."""
+    from icml24.cli import main
+    from icml24.core.store import Store
+
+    store = tmp_path / "readme.sqlite"
+    Store(store).close()
+    commands = _readme_commands()
+    assert len(commands) >= 8
+    for argv in commands:
+        extra = ["--store", str(store)] if argv[0] in ("list", "run", "reproduce", "sweep", "report") else []
+        if argv[0] in ("run", "reproduce", "sweep"):
+            extra.append("--dry-run")
+        if argv[0] == "report":
+            argv = [a if a != "results" else str(tmp_path / "report") for a in argv]
+        code = main([*argv, *extra])
+        assert code == 0, f"`icml24 {' '.join(argv)}` exited {code}: {capsys.readouterr().err}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from rich.table import Table
 from icml24.core import registry
 from icml24.core.params import parse_grid, parse_seeds, type_name
 from icml24.core.registry import Experiment, Paper
-from icml24.core.runner import BACKENDS, plan, run_tasks
+from icml24.core.runner import BACKENDS, CRASHED, plan, run_tasks
 from icml24.core.store import DEFAULT_STORE, RunRecord, Store, config_hash
 from icml24.core.verdicts import ClaimResult, claims_for_tasks, evaluate_paper
 
@@ -31,6 +32,7 @@ err_console = Console(stderr=True)
 
 _VERDICT_STYLE = {"holds": "green", "fails": "red", "error": "yellow", "not run": "dim"}
 
+MAX_RUNS = 10_000  # a larger plan needs --yes (a typo such as --seeds 0-1000000 should not start a million runs)
 StoreOpt = typer.Option(DEFAULT_STORE, "--store", help="SQLite results file.")
 JsonOpt = typer.Option(None, "--json", help="Write a machine-readable summary (list of claim verdicts) here.")
 JobsOpt = typer.Option(1, "--jobs", "-j", help="Experiments run at once (process pool or Ray CPUs).")
@@ -38,6 +40,8 @@ BackendOpt = typer.Option("local", "--backend", help=f"Where to run: {', '.join(
 AddressOpt = typer.Option(None, "--address", help="Ray cluster address (default: start Ray on this machine).")
 ForceOpt = typer.Option(False, "--force", help="Run again even what the store already holds.")
 FullOpt = typer.Option(False, "--full", help="Paper-scale settings instead of the quick ones.")
+YesOpt = typer.Option(False, "--yes", help=f"Run even more than {MAX_RUNS:,} planned runs.")
+DryRunOpt = typer.Option(False, "--dry-run", help="Plan and check everything, print the count, run nothing.")
 
 
 def papers() -> dict[str, Paper]:
@@ -47,8 +51,35 @@ def papers() -> dict[str, Paper]:
 
 
 def _resolve(target: str) -> list[Experiment]:
-    papers()
-    return registry.resolve(target)
+    return registry.resolve(target)  # imports only the paper named: a typo is answered at once
+
+
+def _seed_list(seed: int | None, seeds: str | None) -> list[int] | None:
+    if seed is not None and seeds is not None:
+        raise ValueError("give --seed or --seeds, not both")
+    if seed is not None:
+        if seed < 0:
+            raise ValueError(f"--seed {seed} is negative; seeds are 0, 1, 2, ...")
+        return [seed]
+    return parse_seeds(seeds) if seeds is not None else None
+
+
+def _check_output(path: Path | None, what: str) -> None:
+    """Fail before any work if an output file cannot be written (its folder is made if missing)."""
+    if path is None:
+        return
+    if path.exists() and path.is_dir():
+        raise ValueError(f"{what} {path} is a folder; give a file name")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"cannot create the folder of {what} {path}: {exc.strerror or exc}") from None
+    if not os.access(path.parent, os.W_OK):
+        raise ValueError(f"cannot write {what} {path}: its folder is not writable")
+
+
+class RunsCrashed(Exception):
+    """A worker process died (twice) while running a task: the exit status says so."""
 
 
 def _print_record(record: RunRecord) -> None:
@@ -83,33 +114,73 @@ def _write_json(path: Path | None, results: list[ClaimResult], extra: list[dict]
 
 
 def _execute(experiments: list[Experiment], seeds: list[int] | None, full: bool, grid_for, store_path: Path,
-             backend: str, jobs: int, address: str | None, force: bool) -> tuple[Store, list]:
-    store = Store(store_path)
+             backend: str, jobs: int, address: str | None, force: bool, yes: bool = False,
+             dry_run: bool = False) -> tuple[Store | None, list]:
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+    count = sum(len(seeds if seeds is not None else exp.default_seeds(setting=exp.setting(full)))
+                * len(grid_for(exp) or [{}]) for exp in experiments)
+    if count > MAX_RUNS and not yes:
+        raise ValueError(f"{count:,} runs planned, more than {MAX_RUNS:,}: check --seeds/--set, or add --yes to "
+                         "run them")
+    _check_output(store_path, "--store")
+    store_folder = store_path.resolve().parent  # figures and caches are found from any working folder
     tasks = []
     for exp in experiments:
-        tasks += plan([exp], seeds, full=full, grid=grid_for(exp), store_folder=store.folder,
+        tasks += plan([exp], seeds, full=full, grid=grid_for(exp), store_folder=store_folder,
                       show_progress=sys.stdout.isatty() and jobs == 1)
-    skipped = len(tasks)
     console.print(f"{len(tasks)} run(s) planned; backend={backend}, jobs={jobs}", highlight=False)
-    if jobs > 1 or backend == "ray":  # one bar over all runs; with one job the experiment shows its own bars
-        from rich.progress import Progress
+    if dry_run:
+        for task in tasks[:20]:
+            console.print(f"  {task.label} {task.config}", highlight=False)
+        if len(tasks) > 20:
+            console.print(f"  ... and {len(tasks) - 20} more", highlight=False)
+        return None, tasks
+    store = Store(store_path)
+    done: list[RunRecord] = []
 
-        with Progress(console=console, transient=True) as bar:
-            overall = bar.add_task("experiments", total=len(tasks))
+    def on_result(record: RunRecord) -> None:
+        done.append(record)
+        _print_record(record)
 
-            def on_result(record: RunRecord) -> None:
-                _print_record(record)
-                bar.advance(overall)
+    try:
+        if jobs > 1 or backend == "ray":  # one bar over all runs; with one job the experiment shows its own bars
+            from rich.progress import Progress
 
-            done = run_tasks(tasks, store, backend=backend, jobs=jobs, address=address, force=force,
-                             on_result=on_result)
-    else:
-        done = run_tasks(tasks, store, backend=backend, jobs=jobs, address=address, force=force,
-                         on_result=_print_record)
-    skipped -= len(done)
+            with Progress(console=console, transient=True) as bar:
+                overall = bar.add_task("experiments", total=len(tasks))
+
+                def on_result_with_bar(record: RunRecord) -> None:
+                    on_result(record)
+                    bar.advance(overall)
+
+                run_tasks(tasks, store, backend=backend, jobs=jobs, address=address, force=force,
+                          on_result=on_result_with_bar)
+        else:
+            run_tasks(tasks, store, backend=backend, jobs=jobs, address=address, force=force, on_result=on_result)
+    except KeyboardInterrupt:  # Typer turns it into exit status 130; the message is ours to print
+        store.close()
+        err_console.print(f"[red]interrupted:[/] {len(done)} of {len(tasks)} run(s) finished in this session and "
+                          f"are stored in {store_path}; run the same command again to resume", highlight=False,
+                          soft_wrap=True)
+        raise
+    skipped = len(tasks) - len(done)
     if skipped:
         console.print(f"{skipped} run(s) already in the store were skipped (--force runs them again)")
+    crashed = [r for r in done if r.error.startswith(CRASHED)]
+    if crashed:
+        store.crashed = crashed  # the command reports its results, then exits non-zero
     return store, tasks
+
+
+def _finish(db: Store) -> None:
+    crashed = getattr(db, "crashed", [])
+    db.close()
+    if crashed:
+        raise RunsCrashed(f"{len(crashed)} run(s) lost their worker process twice (out of memory or killed): "
+                          + ", ".join(f"{r.paper}:{r.experiment} seed={r.seed}" for r in crashed[:5]))
 
 
 @app.command("list")
@@ -168,17 +239,21 @@ def run(target: str = typer.Argument(..., help="SLUG or SLUG:EXPERIMENT"),
                                          "setting's declared seeds, 0..n-1)."),
         set_: list[str] = typer.Option([], "--set", help="Override a parameter: --set key=value (repeatable)."),
         store: Path = StoreOpt, jobs: int = JobsOpt, backend: str = BackendOpt, address: str | None = AddressOpt,
-        force: bool = ForceOpt, json_out: Path | None = JsonOpt) -> None:
+        force: bool = ForceOpt, json_out: Path | None = JsonOpt, yes: bool = YesOpt, dry_run: bool = DryRunOpt
+        ) -> None:
     """Run one paper's experiments (or one experiment) and check its claims."""
     experiments = _resolve(target)
-    seed_list = parse_seeds(seeds) if seeds else ([seed] if seed is not None else None)
+    seed_list = _seed_list(seed, seeds)
     grids = {exp.key: parse_grid(exp, set_, allow_lists=False) for exp in experiments} if set_ else {}
+    _check_output(json_out, "--json")
     db, tasks = _execute(experiments, seed_list, full, lambda e: grids.get(e.key), store, backend, jobs, address,
-                         force)
+                         force, yes, dry_run)
+    if db is None:
+        return
     results = claims_for_tasks(db, tasks, registry.registered())
     _claims_table(results)
     _write_json(json_out, results)
-    db.close()
+    _finish(db)
 
 
 @app.command()
@@ -188,21 +263,30 @@ def reproduce(full: bool = FullOpt,
                                                "(default: each setting's declared seeds)."),
               store: Path = StoreOpt, jobs: int = JobsOpt, backend: str = BackendOpt,
               address: str | None = AddressOpt, force: bool = ForceOpt, json_out: Path | None = JsonOpt,
-              out: Path | None = typer.Option(None, "--out", help="Report folder (default: beside the store).")
-              ) -> None:
+              out: Path | None = typer.Option(None, "--out", help="Report folder (default: beside the store)."),
+              yes: bool = YesOpt, dry_run: bool = DryRunOpt) -> None:
     """Every experiment of every paper (resuming what is stored), then the report."""
-    found = papers()
-    slugs = [s.strip() for s in only.split(",")] if only else list(found)
-    for slug in slugs:
-        registry.get_paper(slug)
+    if only is not None:
+        slugs = [s.strip() for s in only.split(",") if s.strip()]
+        if not slugs:
+            raise ValueError("--only names no paper; write e.g. --only rp,e4 (or leave it out for every paper)")
+        found = {slug: registry.get_paper(slug) for slug in slugs}
+    else:
+        found = papers()
+        slugs = list(found)
     experiments = [exp for slug in slugs for exp in found[slug].experiments.values()]
-    seed_list = parse_seeds(seeds) if seeds else None
-    db, _ = _execute(experiments, seed_list, full, lambda e: None, store, backend, jobs, address, force)
+    seed_list = _seed_list(None, seeds)
+    _check_output(json_out, "--json")
+    _check_output(out / "REPORT.md" if out is not None else None, "--out")
+    db, _ = _execute(experiments, seed_list, full, lambda e: None, store, backend, jobs, address, force, yes,
+                     dry_run)
+    if db is None:
+        return
     results = [r for slug in slugs for r in evaluate_paper(found[slug], db, full)]
     _claims_table(results)
     _write_json(json_out, results)
     _report({s: found[s] for s in slugs}, db, out or db.folder)
-    db.close()
+    _finish(db)
 
 
 @app.command()
@@ -230,24 +314,26 @@ def sweep(target: str = typer.Argument(..., help="SLUG:EXPERIMENT"),
           set_: list[str] = typer.Option([], "--set", help="Grid axis: --set key=a,b,c (repeatable; for a list "
                                          "parameter, grid points are separated by ';')."),
           full: bool = FullOpt, store: Path = StoreOpt, jobs: int = JobsOpt, backend: str = BackendOpt,
-          address: str | None = AddressOpt, force: bool = ForceOpt, json_out: Path | None = JsonOpt) -> None:
+          address: str | None = AddressOpt, force: bool = ForceOpt, json_out: Path | None = JsonOpt,
+          yes: bool = YesOpt, dry_run: bool = DryRunOpt) -> None:
     """A grid of settings x seeds, resumable, on a process pool or a Ray cluster."""
     experiments = _resolve(target)
     if len(experiments) != 1:
         raise ValueError(f"sweep takes one experiment, SLUG:EXPERIMENT; {target!r} names {len(experiments)}")
     exp = experiments[0]
     grid = parse_grid(exp, set_, allow_lists=True)
-    seed_list = parse_seeds(seeds) if seeds else None
-    db, tasks = _execute([exp], seed_list, full, lambda e: grid, store, backend, jobs, address, force)
+    seed_list = _seed_list(None, seeds)
+    _check_output(json_out, "--json")
+    db, tasks = _execute([exp], seed_list, full, lambda e: grid, store, backend, jobs, address, force, yes, dry_run)
+    if db is None:
+        return
     results = claims_for_tasks(db, tasks, registry.registered())
     _claims_table(results)
     configs = {config_hash(t.config): t.config for t in tasks}
-    payload = [{**r.as_json(), "config": configs[config_hash(r.records[0].config)]} if r.records else r.as_json()
-               for r in results]
-    if json_out is not None:
-        Path(json_out).write_text(json.dumps(payload, indent=2))
-        console.print(f"summary written to {json_out}")
-    db.close()
+    extra = [{**r.as_json(), "config": configs[config_hash(r.records[0].config)]} if r.records else r.as_json()
+             for r in results]
+    _write_json(json_out, [], extra)
+    _finish(db)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -263,9 +349,13 @@ def main(argv: list[str] | None = None) -> int:
     except (click.exceptions.Abort, getattr(_typer_click, "Abort", click.exceptions.Abort)):
         err_console.print("[red]aborted[/]")
         return 130
-    except KeyboardInterrupt:
-        err_console.print("[red]interrupted[/] (what finished is stored; run again to resume)")
+    except KeyboardInterrupt as exc:
+        err_console.print(f"[red]interrupted:[/] {exc or 'what finished is stored; run again to resume'}",
+                          highlight=False, soft_wrap=True)
         return 130
+    except RunsCrashed as exc:
+        err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        return 1
     return result if isinstance(result, int) else 0
 
 

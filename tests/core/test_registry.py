@@ -12,7 +12,7 @@ def test_discover_finds_package_papers_and_toy():
     register_module(toy_paper)
     papers = discover()
     assert "toy" in papers
-    assert set(papers["toy"].experiments) == {"square", "broken", "crash", "slow", "coin"}
+    assert set(papers["toy"].experiments) == {"square", "broken", "crash", "slow", "coin", "die"}
     assert len(papers["toy"].claims) == 5
 
 
@@ -25,6 +25,13 @@ def test_resolve_errors_name_the_fix():
     with pytest.raises(ValueError, match="has no experiment 'nope'.*square"):
         resolve("toy:nope")
     assert [e.name for e in resolve("toy:square")] == ["square"]
+
+
+def test_every_paper_module_is_named_after_its_slug():
+    from icml24.core.registry import paper_modules
+
+    for slug, module in paper_modules().items():
+        assert discover()[slug].slug == slug, f"{module} must declare PAPER.slug = {slug!r}"
 
 
 def test_config_layers_and_unknown_keys():

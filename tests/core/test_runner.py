@@ -1,5 +1,6 @@
 """Planning (one task per seed), execution, backends, kill-and-resume."""
 
+import os
 import signal
 import sqlite3
 import subprocess
@@ -30,7 +31,7 @@ def test_execute_records_nan_and_crash_as_errors(toy, tmp_path):
 def test_run_skips_stored_and_verdicts(toy, tmp_path):
     store = Store(tmp_path / "s.sqlite")
     tasks = plan(toy.PAPER.experiments.values(), [0, 1], store_folder=tmp_path)
-    tasks = [t for t in tasks if t.experiment != "slow"]
+    tasks = [t for t in tasks if t.experiment not in ("slow", "die")]
     done = run_tasks(tasks, store)
     assert len(done) == 8
     # errored runs are tried again; successful ones are not
@@ -81,6 +82,81 @@ def test_resume_after_sigkill(tmp_path):
     out, err = _cli(*args).communicate(timeout=180)
     assert "already in the store were skipped" in out, out + err
     assert _count(db) == (8, 8)
+
+
+def _children(pid: int) -> set[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    return {int(p) for p in out.split()}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_ctrl_c_stops_a_pool_sweep_keeps_finished_rows_and_exits_130(tmp_path):
+    db = tmp_path / "int.sqlite"
+    proc = _cli("sweep", "toy:slow", "--seeds", "0-29", "--set", "pause=1.5", "--jobs", "2", "--store", str(db),
+                start_new_session=True)
+    deadline = time.time() + 120
+    while _count(db)[0] < 2 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None and _count(db)[0] >= 2
+    workers = _children(proc.pid)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole process group
+    start = time.time()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert time.time() - start < 15  # promptly, not after the 28 queued tasks
+    assert "interrupted" in err and "run the same command again to resume" in err and "Traceback" not in err + out
+    kept = _count(db)[0]
+    assert 2 <= kept < 30
+    time.sleep(0.5)
+    assert not any(_alive(w) for w in workers)
+
+
+def test_a_dead_worker_costs_only_its_task_and_the_exit_status_says_so(tmp_path):
+    db = tmp_path / "die.sqlite"
+    proc = _cli("run", "toy:die", "--seeds", "0-3", "--jobs", "2", "--store", str(db))
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 1, out + err
+    with sqlite3.connect(db) as con:
+        rows = dict(con.execute("SELECT seed, status FROM runs").fetchall())
+        errors = [e for (e,) in con.execute("SELECT error FROM runs WHERE status='error'")]
+    assert rows == {0: "ok", 1: "error", 2: "ok", 3: "ok"}, out + err
+    assert errors and "worker crashed" in errors[0] and "twice" in errors[0]  # retried once, then marked
+    assert "1 run(s) lost their worker process" in err and "Traceback" not in err
+
+
+def test_workers_exit_when_the_driver_is_killed(tmp_path):
+    db = tmp_path / "orphans.sqlite"
+    proc = _cli("sweep", "toy:slow", "--seeds", "0-9", "--set", "pause=60", "--jobs", "2", "--store", str(db))
+    deadline = time.time() + 60
+    workers: set[int] = set()
+    while len(workers) < 3 and time.time() < deadline:  # two workers and multiprocessing's resource tracker
+        workers = _children(proc.pid)
+        time.sleep(0.1)
+    assert len(workers) >= 2
+    time.sleep(1.0)
+    proc.kill()
+    proc.wait()
+    deadline = time.time() + 10
+    while any(_alive(w) for w in workers) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(w) for w in workers)
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:1", "nonexistent-host.invalid:6379", "ray://127.0.0.1:1", "auto"])
+def test_an_unreachable_ray_cluster_is_one_line_and_exit_2(address, tmp_path):
+    start = time.time()
+    out, err = _cli("run", "toy:square", "--backend", "ray", "--address", address, "--store",
+                    str(tmp_path / "r.sqlite")).communicate(timeout=60)
+    assert time.time() - start < 30
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert "Traceback" not in err and len(lines) == 1 and address in lines[0], err
 
 
 def test_settings_declare_seeds_and_the_runner_plans_one_task_each(toy, tmp_path):

@@ -17,6 +17,9 @@ from icml24.core.registry import Experiment
 _SCALARS = (int, float, str, bool)
 
 
+MAX_SEEDS = 10_000_000  # a range beyond this is a typo, not a plan
+
+
 def parse_seeds(text: str) -> list[int]:
     """``"0-4"`` -> [0, 1, 2, 3, 4]; ``"1,3,7"`` -> [1, 3, 7]; ``"5"`` -> [5]."""
     seeds: list[int] = []
@@ -27,9 +30,13 @@ def parse_seeds(text: str) -> list[int]:
                 low, high = part.split("-", 1)
                 if int(low) > int(high):
                     raise ValueError
+                if int(high) - int(low) >= MAX_SEEDS:
+                    raise OverflowError
                 seeds.extend(range(int(low), int(high) + 1))
             elif part:
                 seeds.append(int(part))
+    except OverflowError:
+        raise ValueError(f"--seeds {text!r} names more than {MAX_SEEDS:,} seeds") from None
     except ValueError:
         raise ValueError(f"--seeds {text!r} is not a seed list; write e.g. 0-4 or 0,2,5") from None
     if not seeds or min(seeds) < 0:

@@ -6,6 +6,7 @@ A paper module declares ``PAPER = Paper(...)``, decorates plain functions with
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
 import math
@@ -255,21 +256,53 @@ def registered() -> dict[str, Paper]:
     return dict(sorted(_PAPERS.items()))
 
 
+def paper_modules(package: str = "icml24.papers") -> dict[str, str]:
+    """Slug -> module name of every paper module, from file names alone (nothing is imported beyond the package).
+
+    A paper's slug is its module name with ``-`` for ``_`` (``agent_smith.py`` declares ``agent-smith``; tested).
+    """
+    pkg = importlib.import_module(package)
+    return {info.name.rpartition(".")[2].replace("_", "-"): info.name
+            for info in pkgutil.iter_modules(pkg.__path__, package + ".") if not info.ispkg}
+
+
 def get_paper(slug: str) -> Paper:
-    papers = discover()
-    if slug not in papers:
-        raise ValueError(f"no paper {slug!r}; known papers: {', '.join(papers) or 'none'} (see `icml24 list`)")
-    return papers[slug]
+    """The paper ``slug``, importing only its own module: a mistyped name is answered from file names at once."""
+    if slug in _PAPERS:
+        return _PAPERS[slug]
+    modules = paper_modules()
+    if slug not in modules:
+        known = sorted(set(modules) | set(_PAPERS))
+        close = difflib.get_close_matches(slug, known, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ValueError(f"no paper {slug!r}; {hint}known papers: {', '.join(known) or 'none'} (see `icml24 list`)")
+    if modules[slug] in BROKEN:
+        raise ValueError(f"paper {slug!r} failed to import: {BROKEN[modules[slug]]}")
+    try:
+        paper = register_module(importlib.import_module(modules[slug]))
+    except Exception as exc:
+        BROKEN[modules[slug]] = f"{type(exc).__name__}: {exc}"
+        raise ValueError(f"paper {slug!r} failed to import: {BROKEN[modules[slug]]}") from exc
+    if paper is None or paper.slug != slug:
+        raise ValueError(f"module {modules[slug]} does not declare the paper {slug!r} (its PAPER.slug must match)")
+    return paper
 
 
 def resolve(target: str) -> list[Experiment]:
     """``SLUG`` -> all its experiments; ``SLUG:EXPERIMENT`` -> that one."""
-    slug, _, name = target.partition(":")
+    slug, colon, name = target.strip().partition(":")
+    if not slug:
+        raise ValueError(f"{target!r} names no paper; write SLUG or SLUG:EXPERIMENT (see `icml24 list`)")
     paper = get_paper(slug)
+    if colon and not name:
+        raise ValueError(f"{target!r} names no experiment after ':'; {slug} has: {', '.join(paper.experiments)} "
+                         f"(or write {slug!r} alone for all of them)")
     if not name:
         return list(paper.experiments.values())
     if name not in paper.experiments:
+        close = difflib.get_close_matches(name, list(paper.experiments), n=1)
+        hint = f"did you mean {slug}:{close[0]}? " if close else ""
         raise ValueError(
-            f"paper {slug!r} has no experiment {name!r}; it has: {', '.join(paper.experiments) or 'none'}"
+            f"paper {slug!r} has no experiment {name!r}; {hint}it has: {', '.join(paper.experiments) or 'none'}"
         )
     return [paper.experiments[name]]

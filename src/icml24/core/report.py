@@ -10,6 +10,7 @@ from pathlib import Path
 
 from icml24.core.registry import Experiment, Paper
 from icml24.core.store import RunRecord, Store
+from icml24.core.sweeps import SweepPoint, plot_sweep, sweep_points, swept_axis
 from icml24.core.verdicts import ClaimResult, aggregate, canonical_records, evaluate_paper
 
 _BADGE = {"holds": "✅ holds", "fails": "❌ fails", "error": "⚠️ error", "not run": "… not run"}
@@ -31,6 +32,7 @@ class ExperimentSection:
     mode: str
     records: list[RunRecord]
     figures: list[Path]
+    sweeps: list[SweepPoint]
 
 
 @dataclass
@@ -48,11 +50,34 @@ def collect(papers: dict[str, Paper], store: Store, full: bool | None = None) ->
         for exp in paper.experiments.values():
             mode, records = canonical_records(store, exp, full)
             ok = [r for r in records if r.status == "ok"]
-            figures = [Path(f) for f in (ok[0].figures if ok else []) if Path(f).exists()]
+            figures = [p for p in (_find(f, store.folder) for f in (ok[0].figures if ok else [])) if p is not None]
             experiments.append(ExperimentSection(exp, exp.name, exp.doc.splitlines()[0] if exp.doc else "", mode,
-                                                 ok or records, figures))
+                                                 ok or records, figures, sweep_points(store, exp)))
         sections.append(PaperSection(paper, evaluate_paper(paper, store, full), experiments))
     return sections
+
+
+def _find(figure: str, store_folder: Path) -> Path | None:
+    """A stored figure path, read from the store's own folder when it was relative or the results moved."""
+    path = Path(figure)
+    if path.exists():
+        return path
+    parts = path.parts
+    if "runs" in parts:
+        moved = store_folder.joinpath(*parts[parts.index("runs"):])
+        if moved.exists():
+            return moved
+    return None
+
+
+def sweep_rows(points: list[SweepPoint]) -> list[tuple[str, int, str]]:
+    """(changed parameters, seeds, claim verdicts with what they read) per swept configuration."""
+    rows = []
+    for point in points:
+        changed = ", ".join(f"{k}={v}" for k, v in point.changed.items()) or "(same values, other seeds)"
+        verdicts = "; ".join(f"{r.verdict.status}: {measured_text(r)}" for r in point.claims)
+        rows.append((changed, len(point.records), verdicts))
+    return rows
 
 
 def metrics_rows(records: list[RunRecord], exp: Experiment | None = None) -> list[tuple[str, str]]:
@@ -94,6 +119,12 @@ def write_report(papers: dict[str, Paper], store: Store, out: str | Path = "resu
                 name = f"{section.paper.slug}-{exp.name}-{figure.name}"
                 shutil.copyfile(figure, figure_dir / name)
                 copied[figure] = f"figures/{name}"
+            axis = swept_axis(exp.sweeps)
+            if axis is not None:
+                plotted = plot_sweep(exp.sweeps, axis, figure_dir / f"{section.paper.slug}-{exp.name}-sweep-{axis}.png")
+                if plotted is not None:
+                    exp.figures.append(plotted)
+                    copied[plotted] = f"figures/{plotted.name}"
     md_path = out / "REPORT.md"
     html_path = html_dir / "index.html"
     md_path.write_text(_markdown(sections, copied))
@@ -152,6 +183,10 @@ def _markdown(sections: list[PaperSection], copied: dict[Path, str]) -> str:
                 lines += [f"| {k} | {v} |" for k, v in rows]
             elif errors:
                 lines += ["", f"Error: `{_md_cell(errors[-1].error.splitlines()[0])}`"]
+            if exp.sweeps:
+                lines += ["", "Sweep (configurations besides the quick/full setting):", "",
+                          "| changed | seeds | claims on this configuration |", "|---|---|---|"]
+                lines += [f"| {_md_cell(c)} | {n} | {_md_cell(v)} |" for c, n, v in sweep_rows(exp.sweeps)]
             for figure in exp.figures:
                 lines += ["", f"![{figure.stem}](report/{copied[figure]})"]
             lines.append("")
@@ -214,6 +249,11 @@ def _html(sections: list[PaperSection], copied: dict[Path, str]) -> str:
                              + "".join(f"<tr><td>{esc(k)}</td><td>{esc(v)}</td></tr>" for k, v in rows) + "</table>")
             elif errors:
                 parts.append(f"<p>Error: <code>{esc(errors[-1].error.splitlines()[0])}</code></p>")
+            if exp.sweeps:
+                parts.append("<p>Sweep (configurations besides the quick/full setting):</p><table><tr><th>changed</th>"
+                             "<th>seeds</th><th>claims on this configuration</th></tr>"
+                             + "".join(f"<tr><td>{esc(c)}</td><td>{n}</td><td>{esc(v)}</td></tr>"
+                                       for c, n, v in sweep_rows(exp.sweeps)) + "</table>")
             parts += [f"<img src='{esc(copied[f])}' alt='{esc(f.stem)}'>" for f in exp.figures]
     parts.append("</body></html>")
     return "\n".join(parts)

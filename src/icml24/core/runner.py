@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 import resource
+import signal
+import socket
+import threading
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass
-from multiprocessing import get_context
+from multiprocessing import connection, get_context
 from pathlib import Path
 from typing import Any
 
@@ -143,25 +147,86 @@ def run_tasks(tasks: list[Task], store: Store, backend: str = "inline", jobs: in
 
 
 def _run_pool(todo: list[Task], jobs: int, accept: Callable[[RunRecord], None]) -> None:
-    # a fresh process per task: exact peak memory, and a crashing experiment cannot take the driver down
-    if not todo:
-        return
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn"), max_tasks_per_child=1) as pool:
-        pending = {pool.submit(_execute_dict, task): task for task in todo}
-        while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                task = pending.pop(future)
+    """A fresh spawned process per task, at most ``jobs`` at once; only the driver writes the store.
+
+    A worker that dies (out of memory, a signal) costs only its own task, which is tried once more; the others
+    run on. Ctrl-C stops every worker at once and raises ``KeyboardInterrupt`` after the finished rows are stored.
+    Workers ignore SIGINT (the driver stops them) and exit by themselves when the driver dies.
+    """
+    spawn = get_context("spawn")
+    queue = deque((task, 1) for task in todo)  # (task, attempt)
+    running: dict[Any, tuple[Any, Any, Task, int]] = {}  # process sentinel -> (process, pipe, task, attempt)
+    try:
+        while queue or running:
+            while queue and len(running) < jobs:
+                task, attempt = queue.popleft()
+                reader, writer = spawn.Pipe(duplex=False)
+                process = spawn.Process(target=_worker, args=(task, writer, os.getpid()), name=task.label)
+                # SIGINT blocked while it starts (the child inherits the mask): a Ctrl-C cannot hit its start-up
+                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
                 try:
-                    accept(RunRecord(**future.result()))
-                except Exception as exc:  # the worker died (out of memory, signal)
-                    accept(_crashed(task, exc))
+                    process.start()
+                finally:
+                    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+                writer.close()
+                running[process.sentinel] = (process, reader, task, attempt)
+            readers = {entry[1]: sentinel for sentinel, entry in running.items()}
+            for ready in connection.wait([*running, *readers]):
+                sentinel = readers.get(ready, ready)
+                if sentinel not in running:  # the pipe and the sentinel of one worker both woke us
+                    continue
+                process, reader, task, attempt = running[sentinel]
+                result = _receive(reader)
+                if result is None and process.is_alive():
+                    continue  # the pipe closed before the process finished exiting: wait for its sentinel
+                del running[sentinel]
+                process.join()
+                reader.close()
+                if result is not None:
+                    accept(RunRecord(**result))
+                elif attempt == 1:
+                    queue.append((task, 2))  # the worker died: its task is tried once more, at the end
+                else:
+                    accept(_crashed(task, f"worker died twice (exit code {process.exitcode})"))
+    finally:
+        for process, reader, _, _ in running.values():
+            process.kill()
+            process.join()
+            reader.close()
 
 
-def _crashed(task: Task, exc: BaseException) -> RunRecord:
+def _receive(reader) -> dict[str, Any] | None:
+    try:
+        return reader.recv() if reader.poll() else None
+    except (EOFError, OSError):
+        return None
+
+
+def _worker(task: Task, writer, driver_pid: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the driver decides
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by the driver while this process started
+    _exit_with(driver_pid)
+    writer.send(asdict(execute(task)))
+    writer.close()
+
+
+def _exit_with(driver_pid: int, every: float = 0.5) -> None:
+    """Leave as soon as the driver is gone (killed with -9, say), instead of computing for nobody."""
+
+    def watch() -> None:
+        while os.getppid() == driver_pid:
+            time.sleep(every)
+        os._exit(3)
+
+    threading.Thread(target=watch, daemon=True, name="icml24-driver-watch").start()
+
+
+CRASHED = "worker crashed"
+
+
+def _crashed(task: Task, why: str) -> RunRecord:
     return RunRecord(task.paper, task.experiment, task.config, task.seed, task.code_version, task.setting, "error",
-                     versions=library_versions(),
-                     error=f"worker crashed: {type(exc).__name__}: {exc}")
+                     versions=library_versions(), error=f"{CRASHED}: {why}")
 
 
 def _run_ray(todo: list[Task], jobs: int, address: str | None, accept: Callable[[RunRecord], None]) -> None:
@@ -172,7 +237,7 @@ def _run_ray(todo: list[Task], jobs: int, address: str | None, accept: Callable[
     started_here = not ray.is_initialized()
     if started_here:
         if address:
-            ray.init(address=address, log_to_driver=False)
+            connect_ray(address)
         else:
             ray.init(num_cpus=jobs, include_dashboard=False, object_store_memory=80 * 1024**2,
                      log_to_driver=False, configure_logging=False)
@@ -186,7 +251,39 @@ def _run_ray(todo: list[Task], jobs: int, address: str | None, accept: Callable[
                 try:
                     accept(RunRecord(**ray.get(ref)))
                 except Exception as exc:
-                    accept(_crashed(task, exc))
+                    accept(_crashed(task, f"{type(exc).__name__}: {exc}"))
     finally:
         if started_here:
             ray.shutdown()
+
+
+def connect_ray(address: str, timeout: float = 20.0) -> None:
+    """Join the Ray cluster at ``address`` or raise ``ValueError`` in one line within about ``timeout`` seconds.
+
+    ``host:port`` and ``ray://host:port`` are probed over TCP first (an unreachable host or a closed port answers at
+    once instead of hanging); ``auto`` needs a running local cluster (``ray start --head``).
+    """
+    import ray
+
+    advice = "start one with `ray start --head` or check the address (host:port of the head node)"
+    if address != "auto":
+        host, _, port = address.removeprefix("ray://").rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"--address {address!r} is not host:port, ray://host:port or auto")
+        try:
+            socket.create_connection((host, int(port)), timeout=min(timeout, 5.0)).close()
+        except OSError as exc:
+            raise ValueError(f"no Ray cluster answers at {address} ({exc.strerror or exc}); {advice}") from None
+    def too_slow(signum, frame):
+        raise TimeoutError(f"no answer within {timeout:.0f} s")
+
+    previous = signal.signal(signal.SIGALRM, too_slow)  # ray.init waits in Python: an alarm interrupts it
+    signal.alarm(int(math.ceil(timeout)))
+    try:
+        ray.init(address=address, log_to_driver=False, configure_logging=False)
+    except Exception as exc:  # one line, not Ray's traceback
+        first_line = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        raise ValueError(f"could not join the Ray cluster at {address}: {first_line}; {advice}") from None
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

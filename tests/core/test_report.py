@@ -1,0 +1,35 @@
+"""The report: figures found from the store's own folder, sweep tables, and claims never run counted as such."""
+
+import os
+
+from icml24.cli import main
+
+
+def test_report_from_another_folder_keeps_figures_and_counts_not_run(toy, tmp_path, monkeypatch):
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    assert main(["run", "toy:square", "--seeds", "0", "--backend", "inline", "--store", "res/s.sqlite"]) == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["report", "--store", os.path.join("..", "work", "res", "s.sqlite"), "--out", "out"]) == 0
+    report = (elsewhere / "out" / "REPORT.md").read_text()
+    assert "report/figures/toy-square-curve.png" in report
+    assert (elsewhere / "out" / "report" / "figures" / "toy-square-curve.png").exists()
+    # square ran; broken, crash and coin never did: they are "not run", not "error"
+    headline = next(line for line in report.splitlines() if line.startswith("Generated"))
+    assert "0 error" in headline and " not run." in headline
+    never_run = next(line for line in report.splitlines() if "| NaN is never a verdict |" in line)
+    assert "not run" in never_run and "error" not in never_run
+
+
+def test_a_sweep_gets_its_own_table_and_a_plot(toy, tmp_path):
+    store = str(tmp_path / "s.sqlite")
+    assert main(["sweep", "toy:square", "--set", "x=1,3,5", "--seeds", "0", "--backend", "inline", "--store",
+                 store]) == 0
+    assert main(["report", "--store", store, "--out", str(tmp_path / "out")]) == 0
+    report = (tmp_path / "out" / "REPORT.md").read_text()
+    assert "| x=1.0 | 1 | holds" not in report  # x=1 gives 1: the first claim fails there
+    assert "| x=1.0 | 1 | fails: value = 1" in report and "| x=5.0 | 1 | holds: value = 25" in report
+    assert (tmp_path / "out" / "report" / "figures" / "toy-square-sweep-x.png").exists()
