@@ -1,0 +1,284 @@
+"""Model-based Reinforcement Learning for Confounded POMDPs (Hong, Qi & Xu, ICML 2024).
+
+A latent-state POMDP whose behaviour policy reads the latent state: bridge functions identify the value of any
+observation policy from the confounded logs (with a negative control O_0), a two-stage kernel estimator learns
+them, and pessimism over a confidence set of bridges picks a policy. The paper is theory only; we check the
+identification exactly, the estimator's convergence against exact DP, the bias of confounding-blind baselines,
+and the pessimistic policy's suboptimality, on the third-party study's tabular toy and on a continuous-observation
+instance with RBF kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from icml24.core import Claim, Paper, experiment
+from icml24.rl import (
+    DeltaFeatures,
+    HistoryInstrument,
+    NaiveObservationMDP,
+    PessimisticPolicyOptimizer,
+    RBFFeatures,
+    TwoStageBridgeEstimator,
+    bridge_error,
+    chain_value,
+    continuous_toy,
+    deterministic_policies,
+    doubly_robust,
+    importance_sampling,
+    random_continuous,
+    random_tabular,
+    tabular_toy,
+    true_bridges,
+)
+
+PAPER = Paper(
+    slug="confounded-pomdp",
+    title="Model-based Reinforcement Learning for Confounded POMDPs",
+    authors="Mao Hong, Zhengling Qi, Yanxun Xu",
+    venue="ICML 2024",
+    code="none (theory paper); third-party study: https://github.com/soheilsayahvarg/model-based-rl-confounded-pomdps",
+    summary=(
+        "Offline RL in a POMDP whose behaviour policy depends on the latent state. Reward- and dynamic-emission "
+        "bridges identify p^pi(r_t) through a chain over the history; a two-stage estimator (kernel ridge "
+        "conditional mean embedding, then a closed-form ridge solve) learns them; the pessimistic policy "
+        "maximises the worst value over a confidence set of bridges. We compare with exact DP on the latent "
+        "model, with a naive observation-MDP plug-in and with importance sampling / doubly robust estimators "
+        "that take the observation for the state."
+    ),
+    deviations=[
+        "The reward bridge targets E[R 1{cell(O_t) = c} | X] instead of p(r, o | X): only sum_r r p(r, o) enters "
+        "the value, so the chain is the same.",
+        "The dynamic bridge's o~' index is represented by the observation kernel's features (its phi-moments), "
+        "which is all the next bridge integrates, so continuous observations need no density estimate.",
+        "Stage II integrates over every index y (a vector-valued ridge) rather than one uniform draw y'' per "
+        "point, which removes a source of noise without changing the minimiser.",
+        "Policies are memoryless in the observation cell (8 deterministic ones on the toy, 16 on the continuous "
+        "instance), so the chain over histories factorises into a forward recursion.",
+        "The confidence set is one ellipsoid per parameter block, xi = xi_scale * (block size) / N2, intersected "
+        "with a norm ball of radius_scale * ||b_hat||, as the third-party study found necessary.",
+        "The continuous instance conditions stage I on (A_t, A_{t-1}, O_0, O_{t-1}) rather than the whole "
+        "history (the moment equations stay true by the tower rule).",
+        "Regularisation follows the third-party calibration, lambda1 = 1/N1 and lambda2 = 0.03/sqrt(N2), not the "
+        "paper's RKHS schedules.",
+    ],
+)
+
+TOL = 1e-10
+
+
+def _slope(sizes, values) -> float:
+    x, y = np.log(np.asarray(sizes, dtype=float)), np.log(np.maximum(np.asarray(values, dtype=float), 1e-300))
+    return float(np.polyfit(x, y, 1)[0])
+
+
+@experiment(
+    PAPER,
+    quick={"random_instances": 20, "seeds": 3},
+    full={"random_instances": 100, "seeds": 10},
+    smoke={"random_instances": 3, "mc_episodes": 20000},
+)
+def identification(ctx, random_instances: int = 20, mc_episodes: int = 100000) -> dict[str, float]:
+    """(a) The chain with the true (pseudo-inverse) bridges against exact DP, on the toy, the continuous instance
+    and random instances (tabular with |S| in {2, 3}, |A| in {2, 3}; Gaussian with RBF features), for all
+    deterministic and random time-varying stochastic policies; plus DP against a Monte Carlo roll-out."""
+    rng = ctx.rng("instances")
+    worst, residual = 0.0, 0.0
+    cases = [(tabular_toy(), DeltaFeatures(3)), (continuous_toy(), RBFFeatures(np.linspace(-2.5, 2.5, 7), 0.8))]
+    for k in range(random_instances):
+        s, a = 2 + k % 2, 2 + (k // 2) % 2
+        o = s + int(rng.integers(0, 3))
+        cases.append((random_tabular(rng, n_states=s, n_actions=a, n_obs=o, n_o0=s), DeltaFeatures(o)))
+        cases.append((random_continuous(rng, n_states=s, n_actions=a), RBFFeatures(np.linspace(-3, 3, 9), 0.9)))
+    for pomdp, features in cases:
+        bridges = true_bridges(pomdp, features)
+        residual = max(residual, *bridges.residuals.values())
+        policies = list(deterministic_policies(pomdp.n_cells, pomdp.n_actions, pomdp.horizon))
+        policies += list(rng.dirichlet(np.ones(pomdp.n_actions), size=(4, pomdp.horizon, pomdp.n_cells)))
+        for pi in policies:
+            worst = max(worst, abs(chain_value(bridges, pi) - pomdp.value(pi)))
+    toy = tabular_toy()
+    z = []
+    for pi in deterministic_policies(3, 2, 3)[[0, 3, 7]]:
+        returns = toy.sample(mc_episodes, ctx.rng("mc", len(z)), policy=pi).rewards.sum(axis=1)
+        z.append(abs(returns.mean() - toy.value(pi)) / (returns.std() / np.sqrt(mc_episodes)))
+    return {"identification_max_error": worst, "bridge_residual_max": residual, "num_instances": float(len(cases)),
+            "dp_vs_mc_max_z": float(max(z))}
+
+
+@identification.summarizer
+def _identification_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
+    """The worst case over seeds, not the mean."""
+    return {key: float(max(m[key] for m in per_seed))
+            for key in ("identification_max_error", "bridge_residual_max", "dp_vs_mc_max_z")}
+
+
+def _evaluate(ctx, pomdp, features, instrument, sizes, tag, pessimism, xi_scale, radius_scale, sweeps,
+              cell_edges=None):
+    """One seed over the sample sizes: OPE errors of every estimator, bridge errors, the pessimistic policy."""
+    policies = deterministic_policies(pomdp.n_cells, pomdp.n_actions, pomdp.horizon)
+    truth = np.array([pomdp.value(pi) for pi in policies])
+    exact = true_bridges(pomdp, features)
+    out = {"best_value": float(truth.max()), "behaviour_value": pomdp.behaviour_value()}
+    for n in sizes:
+        data = pomdp.sample(n, ctx.rng(tag, n))
+        est = TwoStageBridgeEstimator(features, instrument, pomdp.n_actions, pomdp.n_cells, cell_edges=cell_edges,
+                                      random_state=ctx.child_seed(tag, "split", n)).fit(data)
+        naive = NaiveObservationMDP(pomdp.n_cells, pomdp.n_actions, cell_edges=cell_edges).fit(data)
+        values = {"bridge": [est.value(pi) for pi in policies], "naive": [naive.value(pi) for pi in policies],
+                  "is": [importance_sampling(data, pi, naive) for pi in policies],
+                  "dr": [doubly_robust(data, pi, naive) for pi in policies]}
+        for name, vals in values.items():
+            err = np.asarray(vals) - truth
+            out[f"{name}_error_n{n}"] = float(np.abs(err).mean())
+            out.update({f"{name}_signed_p{k}_n{n}": float(e) for k, e in enumerate(err)})
+        l2 = bridge_error(est.bridges_, exact)
+        out[f"bridge_l2_reward_n{n}"], out[f"bridge_l2_dynamic_n{n}"] = l2["reward"], l2["dynamic"]
+        signal = pomdp.n_actions * pomdp.n_states  # rank of the population design: |A| |S|
+        out[f"signal_eigenvalue_n{n}"] = float(min(ev[signal - 1] for ev in est.design_eigenvalues_))
+        out[f"plugin_regret_n{n}"] = float(truth.max() - truth[int(np.argmax(values["bridge"]))])
+        out[f"naive_regret_n{n}"] = float(truth.max() - truth[int(np.argmax(values["naive"]))])
+        if pessimism:
+            opt = PessimisticPolicyOptimizer(xi_scale=xi_scale, radius_scale=radius_scale, max_sweeps=sweeps)
+            opt.fit(est, policies)
+            covered = bool(opt.confidence_set_.contains(exact).all())
+            out[f"regret_n{n}"] = float(truth.max() - truth[opt.best_index_])
+            out[f"covered_n{n}"] = float(covered)
+            out[f"violations_n{n}"] = float(np.sum(opt.lower_values_ > truth + 1e-9))
+            out[f"lower_gap_n{n}"] = float(np.mean(truth - opt.lower_values_))
+    return out
+
+
+def _summary(per_seed: list[dict[str, float]], sizes: list[int], pessimism: bool) -> dict[str, float]:
+    """Bias = |mean over seeds of the signed error|, averaged over policies; error slope over N; coverage counts."""
+    keys = per_seed[0]
+    n_pol = len([k for k in keys if k.startswith("bridge_signed_") and k.endswith(f"_n{sizes[0]}")])
+    out = {}
+    for name in ("bridge", "naive", "is", "dr"):
+        for n in sizes:
+            bias = [abs(np.mean([m[f"{name}_signed_p{k}_n{n}"] for m in per_seed])) for k in range(n_pol)]
+            out[f"{name}_bias_n{n}"] = float(np.mean(bias))
+        errors = [np.mean([m[f"{name}_error_n{n}"] for m in per_seed]) for n in sizes]
+        out[f"{name}_error_slope"] = _slope(sizes, errors)
+        out[f"{name}_bias_slope"] = _slope(sizes, [out[f"{name}_bias_n{n}"] for n in sizes])
+    largest, smallest = max(sizes), min(sizes)
+    out["bridge_error_largest"] = float(np.mean([m[f"bridge_error_n{largest}"] for m in per_seed]))
+    out["naive_bias_min"] = min(out[f"naive_bias_n{n}"] for n in sizes)
+    out["naive_bias_largest"] = out[f"naive_bias_n{largest}"]  # regime: the strength of confounding
+    out["is_bias_largest"] = out[f"is_bias_n{largest}"]
+    out["bridge_l2_reward_slope"] = _slope(sizes, [np.mean([m[f"bridge_l2_reward_n{n}"] for m in per_seed])
+                                                   for n in sizes])
+    if pessimism:
+        out["regret_largest"] = float(np.mean([m[f"regret_n{largest}"] for m in per_seed]))
+        out["regret_smallest"] = float(np.mean([m[f"regret_n{smallest}"] for m in per_seed]))
+        covered = [(m[f"covered_n{n}"], m[f"violations_n{n}"]) for m in per_seed for n in sizes]
+        out["covered_fraction"] = float(np.mean([c for c, _ in covered]))
+        out["violations_when_covered"] = float(sum(v for c, v in covered if c > 0))
+        out["covered_cases"] = float(sum(c for c, _ in covered))
+    return out
+
+
+TABULAR_SIZES = [1000, 5000, 20000, 50000]
+
+
+@experiment(
+    PAPER,
+    quick={"sizes": TABULAR_SIZES, "seeds": 10},
+    full={"sizes": [1000, 2000, 5000, 10000, 20000, 50000], "seeds": 10},
+    smoke={"sizes": [300, 1500], "sweeps": 3},
+    threads=1,
+)
+def tabular(ctx, sizes: list[int] = (1000, 5000, 20000, 50000), xi_scale: float = 0.5,
+            radius_scale: float = 1.25, sweeps: int = 10) -> dict[str, float]:
+    """(b)-(d) The toy (|S| 2, |A| 2, |O| 3, |O_0| 2, T 3): OPE of the 8 deterministic memoryless policies by the
+    bridge estimator, the naive observation MDP, IS and DR against exact DP; bridge L2 errors; the pessimistic
+    policy's regret, whether C(xi) covers the true bridges and whether V_low <= V_true then. A control at the
+    largest N refits the baselines on the same toy with a uniform (unconfounded) behaviour policy."""
+    pomdp = tabular_toy()
+    out = _evaluate(ctx, pomdp, DeltaFeatures(3), HistoryInstrument(2, n_obs=3, n_o0=2), sizes, "tabular", True,
+                    xi_scale, radius_scale, sweeps)
+    control = tabular_toy(confounding=0.0)
+    data = control.sample(max(sizes), ctx.rng("control"))
+    naive = NaiveObservationMDP(3, 2).fit(data)
+    for k, pi in enumerate(deterministic_policies(3, 2, 3)):
+        out[f"control_is_signed_p{k}"] = importance_sampling(data, pi, naive) - control.value(pi)
+        out[f"control_naive_signed_p{k}"] = naive.value(pi) - control.value(pi)
+    return out
+
+
+@tabular.summarizer
+def _tabular_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
+    sizes = sorted(int(k.split("_n")[-1]) for k in per_seed[0] if k.startswith("bridge_error_n"))
+    out = _summary(per_seed, sizes, pessimism=True)
+    for name in ("is", "naive"):
+        out[f"control_{name}_bias"] = float(np.mean([abs(np.mean([m[f"control_{name}_signed_p{k}"] for m in per_seed]))
+                                                     for k in range(8)]))
+    return out
+
+
+@experiment(
+    PAPER,
+    quick={"sizes": [1000, 5000, 20000], "seeds": 4},
+    full={"sizes": [1000, 5000, 20000, 50000], "seeds": 10},
+    smoke={"sizes": [500, 3000], "pessimism": False},
+    threads=1,
+)
+def continuous(ctx, sizes: list[int] = (1000, 5000, 20000), pessimism: bool = True, xi_scale: float = 0.5,
+               radius_scale: float = 1.25, sweeps: int = 10, n_centers: int = 7, lengthscale: float = 0.8,
+               n_fourier: int = 64, bandwidth: float = 0.7) -> dict[str, float]:
+    """The continuous-observation instance: |S| 3, |A| 2, o ~ N(mu_s, 0.6^2), O_0 ~ N(nu_s, 0.5^2), policies on 4
+    bins of o (16 deterministic ones). Bridges use the delta kernel on actions times an RBF kernel on o (Nystrom
+    on 7 centres); stage I uses random Fourier features of (O_0, O_{t-1}) times the delta kernel on actions."""
+    pomdp = continuous_toy()
+    features = RBFFeatures(np.linspace(-2.5, 2.5, n_centers), lengthscale)
+    instrument = HistoryInstrument(2, n_fourier=n_fourier, bandwidth=bandwidth,
+                                   random_state=ctx.child_seed("fourier"))
+    return _evaluate(ctx, pomdp, features, instrument, sizes, "continuous", pessimism, xi_scale, radius_scale,
+                     sweeps, cell_edges=pomdp.emission.edges)
+
+
+@continuous.summarizer
+def _continuous_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
+    sizes = sorted(int(k.split("_n")[-1]) for k in per_seed[0] if k.startswith("bridge_error_n"))
+    return _summary(per_seed, sizes, pessimism=any(k.startswith("regret_n") for k in per_seed[0]))
+
+
+CLAIMS = [
+    Claim(
+        "Identification is exact: the chain with the true bridges equals DP to 1e-10 (toy, continuous instance, "
+        "random instances, deterministic and stochastic time-varying policies)",
+        experiment=identification,
+        check=lambda m: m["identification_max_error"] <= TOL and m["bridge_residual_max"] <= TOL,
+        paper="identification theorem (Sec. 3); third-party rerun: chain = DP to 1e-12",
+    ),
+    Claim(
+        "The bridge OPE error shrinks with N (log-log slope < -0.2) while the naive observation-MDP bias stays "
+        ">= 0.1 at every N (tabular toy)",
+        experiment=tabular,
+        check=lambda m: m["bridge_error_slope"] < -0.2 and m["naive_bias_min"] >= 0.1,
+        paper="estimation rate (Sec. 4); third-party rerun: naive bias +0.14..+0.33, bridge bias 0.10 -> 0.04",
+    ),
+    Claim(
+        "The pessimistic policy's suboptimality falls toward 0 as N grows (mean regret <= 0.05 at the largest N "
+        "and below the smallest N's)",
+        experiment=tabular,
+        check=lambda m: m["regret_largest"] <= 0.05 and m["regret_largest"] < m["regret_smallest"],
+        paper="suboptimality bound polynomial in T, decreasing in N (Sec. 5); third-party rerun: regret -> 0",
+    ),
+    Claim(
+        "The lower value bound holds whenever the confidence set covers the true bridges (no V_low > V_true among "
+        "covered cases, and at least half the cases covered)",
+        experiment=tabular,
+        check=lambda m: m["violations_when_covered"] == 0 and m["covered_fraction"] >= 0.5,
+        paper="pessimism lemma (Sec. 5); third-party rerun: V_low <= V_true whenever C covers the truth",
+    ),
+    Claim(
+        "With continuous observations and RBF kernels the bridge OPE error also shrinks with N (slope < -0.2) "
+        "while the naive bias stays >= 0.1",
+        experiment=continuous,
+        check=lambda m: m["bridge_error_slope"] < -0.2 and m["naive_bias_min"] >= 0.1,
+        paper="general function approximation (Sec. 4); no continuous numbers in the paper or the third party",
+    ),
+]
+
+__all__ = ["PAPER", "CLAIMS", "identification", "tabular", "continuous"]

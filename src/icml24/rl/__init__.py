@@ -1,0 +1,35 @@
+"""icml24.rl: reinforcement learning methods (failure landscapes; offline RL in confounded POMDPs)."""
+
+from icml24._lazy import lazy_exports
+
+# exported name -> submodule that defines it; each method adds its own block
+_EXPORTS: dict[str, str] = {
+    # failure landscapes (failures/)
+    # confounded POMDPs (confounded/)
+    "NaiveObservationMDP": ".confounded.baselines",
+    "doubly_robust": ".confounded.baselines",
+    "importance_sampling": ".confounded.baselines",
+    "TwoStageBridgeEstimator": ".confounded.estimator",
+    "DeltaFeatures": ".confounded.features",
+    "HistoryInstrument": ".confounded.features",
+    "RBFFeatures": ".confounded.features",
+    "Bridges": ".confounded.identification",
+    "bridge_error": ".confounded.identification",
+    "chain_gradients": ".confounded.identification",
+    "chain_value": ".confounded.identification",
+    "true_bridges": ".confounded.identification",
+    "continuous_toy": ".confounded.instances",
+    "random_continuous": ".confounded.instances",
+    "random_tabular": ".confounded.instances",
+    "tabular_toy": ".confounded.instances",
+    "ConfidenceSet": ".confounded.pessimism",
+    "PessimisticPolicyOptimizer": ".confounded.pessimism",
+    "ConfoundedPOMDP": ".confounded.simulator",
+    "DiscreteEmission": ".confounded.simulator",
+    "GaussianEmission": ".confounded.simulator",
+    "Trajectories": ".confounded.simulator",
+    "deterministic_policies": ".confounded.simulator",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

@@ -1,0 +1,120 @@
+"""The two-stage bridge estimator (Hong, Qi & Xu, ICML 2024, Sec. 4), in the primal form of its kernels.
+
+Split the N episodes into N1 (stage I) and N2 (stage II). At each step t, with W_t = (A_t, O_t) and
+X_t = (A_t, H_{t-1}, O_0):
+1. Stage I, kernel ridge regression (penalty lambda1) of phi_W(W_t) and of the outcome features psi(Y_t) on the
+   features of X_t: the conditional mean embedding mu_hat(x) = E_hat[phi_W(W) | x] and p_hat(y | x).
+2. Stage II, closed form: minimise (1/N2) sum_i ||mu_hat(x_i)^T theta - p_hat(. | x_i)||^2 + lambda2 ||theta||^2,
+   theta = (M^T M / N2 + lambda2 I)^{-1} M^T P / N2, the primal twin of alpha = (G + N2 lambda2 I)^{-1} p_hat with
+   G = (Gamma^T K_W Gamma) (.) K_Y.
+Outcomes: the reward bridge targets psi_R = R_t e_{cell(O_t)}; the dynamic bridge
+psi_D = phi(O_{t+1}) (x) e_{cell(O_t)}.
+With delta kernels everywhere this is the tabular estimator: mu_hat(w | x) = n(w, x) / (n(x) + N1 lambda1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from icml24._validation import FittedAttributes, check_positive
+
+from .identification import Bridges
+
+
+class TwoStageBridgeEstimator(FittedAttributes):
+    """Estimate b_R and b_D at every step from confounded logs.
+
+    Parameters
+    ----------
+    obs_features : ``DeltaFeatures`` or ``RBFFeatures`` on the observation (the kernel of the bridges' o~ input).
+    instrument : ``HistoryInstrument``: features of X_t = (A_t, H_{t-1}, O_0).
+    n_actions, n_cells : number of actions, and of policy cells of an observation.
+    cell_edges : bin edges of a continuous observation (``None``: the observation is its own cell).
+    lambda1 : stage-I ridge; default 1 / N1.  lambda2 : stage-II ridge; default lambda2_scale / sqrt(N2).
+    split : fraction of episodes for stage I.  random_state : seed of the split.
+    """
+
+    def __init__(self, obs_features, instrument, n_actions: int, n_cells: int, cell_edges=None,
+                 lambda1: float | None = None, lambda2: float | None = None, lambda2_scale: float = 0.03,
+                 split: float = 0.7, random_state: int = 0):
+        self.obs_features, self.instrument = obs_features, instrument
+        self.n_actions, self.n_cells, self.cell_edges = int(n_actions), int(n_cells), cell_edges
+        self.lambda1, self.lambda2, self.lambda2_scale = lambda1, lambda2, lambda2_scale
+        self.split, self.random_state = split, random_state
+
+    def cells(self, obs: np.ndarray) -> np.ndarray:
+        if self.cell_edges is None:
+            return np.asarray(obs, dtype=np.int64)
+        return np.searchsorted(np.sort(np.asarray(self.cell_edges, dtype=float)), obs).astype(np.int64)
+
+    def _w_features(self, actions: np.ndarray, phi: np.ndarray) -> np.ndarray:
+        """phi_W(a, o) = e_a (x) phi(o): the delta kernel on the action times the observation kernel."""
+        out = np.zeros((len(actions), self.n_actions, phi.shape[1]))
+        out[np.arange(len(actions)), actions] = phi
+        return out.reshape(len(actions), -1)
+
+    def fit(self, data) -> TwoStageBridgeEstimator:
+        """Fit every bridge from ``data`` (``Trajectories`` logged by the behaviour policy)."""
+        if not 0 < self.split < 1:
+            raise ValueError(f"split must be in (0, 1), got {self.split}")
+        n, T = data.n, data.horizon
+        if n < 4:
+            raise ValueError(f"need at least 4 episodes to split into two stages, got {n}")
+        if data.actions.min() < 0 or data.actions.max() >= self.n_actions:
+            raise ValueError(f"actions must lie in 0..{self.n_actions - 1}")
+        perm = np.random.default_rng(self.random_state).permutation(n)
+        n1 = int(round(self.split * n))
+        first, second = data.subset(perm[:n1]), data.subset(perm[n1:])
+        n2 = n - n1
+        lam1 = check_positive("lambda1", self.lambda1 if self.lambda1 is not None else 1.0 / n1)
+        lam2 = check_positive("lambda2", self.lambda2 if self.lambda2 is not None else self.lambda2_scale / np.sqrt(n2))
+        phi = self.obs_features.transform(data.obs.reshape(-1)).reshape(n, T, -1)
+        d, C = phi.shape[2], self.n_cells
+        cells = self.cells(data.obs)
+        if cells.min() < 0 or cells.max() >= C:
+            raise ValueError(f"observation cells must lie in 0..{C - 1}; check n_cells / cell_edges")
+        onehot_c = np.eye(C)[cells]  # (n, T, C)
+
+        reward, dynamic, hessians, signal = [], [], [], []
+        for t in range(T):
+            w = self._w_features(data.actions[:, t], phi[:, t])  # (n, A d)
+            targets = [w, data.rewards[:, t, None] * onehot_c[:, t]]  # psi_R = R e_c
+            if t < T - 1:
+                targets.append(np.einsum("nj,nc->njc", phi[:, t + 1], onehot_c[:, t]).reshape(n, -1))  # psi_D
+            stacked = np.concatenate(targets, axis=1)
+            x1 = self.instrument.transform(first, t)
+            x2 = self.instrument.transform(second, t)
+            # Stage I: kernel ridge regression of [phi_W, psi] on the features of X (one solve for all outputs)
+            gram = x1.T @ x1 + n1 * lam1 * np.eye(x1.shape[1])
+            coef = np.linalg.solve(gram, x1.T @ stacked[perm[:n1]])
+            pred = x2 @ coef  # conditional means at the stage-II points
+            M, P = pred[:, :w.shape[1]], pred[:, w.shape[1]:]
+            # Stage II: closed form theta = (M^T M / N2 + lambda2 I)^{-1} M^T P / N2
+            design = M.T @ M / n2
+            H = design + lam2 * np.eye(design.shape[0])
+            theta = np.linalg.solve(H, M.T @ P / n2)
+            reward.append(theta[:, :C].reshape(self.n_actions, d, C))
+            if t < T - 1:
+                dynamic.append(theta[:, C:].reshape(self.n_actions, d, d, C))
+            hessians.append(H)
+            signal.append(np.sort(np.linalg.eigvalsh(design))[::-1])
+        self.bridges_ = Bridges(phi[:, 0].mean(axis=0), reward, dynamic)  # m_1 = E_hat[phi(O_1)]
+        self.hessians_ = hessians
+        self.design_eigenvalues_ = signal
+        self.n1_, self.n2_, self.n_, self.lambda1_, self.lambda2_ = n1, n2, n, lam1, lam2
+        return self
+
+    def block_hessians(self) -> list[np.ndarray]:
+        """H of each block of ``bridges_.blocks()``: L_hat(b) - L_hat(b_hat) = <b - b_hat, H (b - b_hat)>.
+
+        m_1 is a sample mean (H = I, over all N episodes); the reward and dynamic bridges of step t share
+        H_t = M_t^T M_t / N2 + lambda2 I acting on their (A d) rows.
+        """
+        T = len(self.hessians_)
+        return [np.eye(self.bridges_.initial.size), *self.hessians_, *self.hessians_[:T - 1]]
+
+    def value(self, policy: np.ndarray) -> float:
+        """The plug-in OPE estimate V(pi; b_hat)."""
+        from .identification import chain_value
+
+        return chain_value(self.bridges_, policy)
