@@ -56,3 +56,16 @@ def test_a_broken_summary_is_an_error_verdict():
 def test_never_run_claims_are_not_run_in_list(toy, tmp_path):
     store = Store(tmp_path / "s.sqlite")
     assert {r.verdict.status for r in evaluate_paper(toy.PAPER, store)} == {"not run"}
+
+
+def test_a_full_only_claim_is_not_run_on_quick_runs(toy, tmp_path):
+    from icml24.core import Claim
+    from icml24.core.runner import execute, plan
+    from icml24.core.verdicts import judge
+
+    claim = Claim("needs the paper-scale run", experiment=toy.square, check=lambda m: m["value"] > 0, setting="full")
+    toy.PAPER.claims.remove(claim)  # keep the toy paper's claim list as the other tests expect it
+    records = [execute(t) for t in plan([toy.square], [0], store_folder=tmp_path)]
+    quick = judge(toy.PAPER, claim, records, "quick").verdict
+    assert quick.status == "not run" and "icml24 run toy:square --full" in quick.message
+    assert judge(toy.PAPER, claim, records, "full").verdict.status == "holds"

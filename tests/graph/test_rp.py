@@ -1,6 +1,7 @@
 """Residual Propagation against explicit dense-matrix formulas on small graphs."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -196,3 +197,59 @@ def test_predicting_before_fit_raises_not_fitted():
             model.predict()
     with pytest.raises(NotFittedError, match="call fit"):
         _ = GDEM().graph_
+
+
+def test_labels_that_are_not_class_indices_are_rejected():
+    data = small_graph()
+    data.y = data.y.double()
+    with pytest.raises(ValueError, match="integer class indices"):
+        ResidualPropagation(steps=2).fit(data)
+    data = small_graph()
+    data.y = data.y.clone()
+    data.y[data.val_mask.nonzero()[0]] = -1
+    with pytest.raises(ValueError, match="label -1"):
+        ResidualPropagation(steps=2).fit(data)
+
+
+def test_a_fit_below_the_majority_class_warns():
+    data = small_graph(num_classes=2)
+    data.y = data.y.clone()
+    data.y[data.train_mask] = 0  # every training label is class 0 ...
+    data.y[data.val_mask] = 1  # ... and every validation node is class 1: accuracy 0 against a majority share of 1
+    data.y[-1] = 1
+    with pytest.warns(RuntimeWarning, match="below the majority class"):
+        ResidualPropagation(steps=5, k=2).fit(data)
+
+
+def test_an_indefinite_operator_warns():
+    # a 4-cycle with self-loops: S has eigenvalues 1, 1/3, 1/3, -1/3; with k = 1 and every node labelled, P_LL = S
+    edge_index = torch.tensor([[0, 1, 2, 3], [1, 2, 3, 0]])
+    data = Data(edge_index=edge_index, y=torch.tensor([0, 1, 0, 1]), num_nodes=4,
+                train_mask=torch.ones(4, dtype=torch.bool))
+    with pytest.warns(RuntimeWarning, match="negative eigenvalue"):
+        model = ResidualPropagation(steps=3, k=1, solver="spectral").fit(data)
+    assert model.lambda_min_ == pytest.approx(-1 / 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ResidualPropagation(steps=3, k=2, solver="spectral").fit(data)  # S^2 is positive semi-definite
+
+
+def test_select_chooses_on_validation_only():
+    from icml24.data import csbm
+
+    data = csbm(num_nodes=120, num_features=20, num_classes=3, homophily=0.8, seed=1, split=(0.2, 0.3))
+    grid = {"k": [1, 2], "gamma": [1.0], "lr": [1.0]}
+    model = GeneralizedRP.select(data, grid, steps=50)
+    table = model.selection_
+    assert [row["k"] for row in table] == [1, 2]
+    assert model.best_val_accuracy_ == max(row["val_accuracy"] for row in table)
+    assert model.k == table[[row["val_accuracy"] for row in table].index(model.best_val_accuracy_)]["k"]
+    data.test_mask = ~data.test_mask  # the test split is never read: flipping it changes nothing
+    assert GeneralizedRP.select(data, grid, steps=50).k == model.k
+    with pytest.raises(ValueError, match="unknown hyperparameters"):
+        GeneralizedRP.select(data, {"depth": [1]})
+
+
+def test_generalized_rp_defaults_are_the_official_cora_settings():
+    model = GeneralizedRP()
+    assert (model.steps, model.lr, model.k, model.gamma) == (20000, 10.0, 3, 1.0)

@@ -185,17 +185,22 @@ class Claim:
     """A paper's claim, checked on the metrics (mean over seeds) of one experiment.
 
     ``check`` receives a dict of metric means over seeds, with ``<key>_std`` beside each key
-    and ``num_seeds``; it returns a bool. ``paper`` states what the paper reports.
+    and ``num_seeds``; it returns a bool. ``paper`` states what the paper reports. ``setting="full"`` marks a
+    claim only the paper-scale setting can test (the quick one is too short to reach the regime): on quick runs
+    its verdict is ``not run``, with the command that runs it.
     """
 
     text: str
     experiment: Experiment
     check: Callable[[dict[str, float]], bool]
     paper: str = ""
+    setting: str = ""
 
     def __post_init__(self):
         if not isinstance(self.experiment, Experiment):
             raise TypeError(f"Claim {self.text!r}: experiment must be a function decorated with @experiment")
+        if self.setting not in ("", "full"):
+            raise ValueError(f"Claim {self.text!r}: setting must be '' (any) or 'full', got {self.setting!r}")
         self.experiment.paper.claims.append(self)
 
     def evaluate(self, metrics: dict[str, float] | None) -> Verdict:

@@ -91,6 +91,10 @@ def judge(paper: Paper, claim: Claim, records: list[RunRecord], mode: str) -> Cl
     seconds = sum(r.seconds for r in records)
     if not records:
         return ClaimResult(paper, claim, Verdict(NOT_RUN, {}, "no stored run of the experiment"), mode)
+    if claim.setting == "full" and mode != "full":
+        exp = claim.experiment
+        message = f"reads the full setting only: icml24 run {exp.paper.slug}:{exp.name} --full"
+        return ClaimResult(paper, claim, Verdict(NOT_RUN, {}, message), mode)
     if failed:
         first = failed[0]
         first_line = first.error.splitlines()[0] if first.error else "unknown error"

@@ -136,7 +136,11 @@ class ResidualPropagation:
         self._check_hyperparameters()
         if getattr(data, "edge_index", None) is None or getattr(data, "y", None) is None:
             raise ValueError("data must have edge_index and y (a torch_geometric.data.Data)")
-        y = torch.as_tensor(data.y).long().view(-1)
+        y = torch.as_tensor(data.y)
+        if y.is_floating_point() or y.is_complex():
+            raise ValueError(f"y must hold integer class indices, got dtype {y.dtype}; if the values are whole "
+                             "numbers pass data.y.long(), otherwise map each class to 0..C-1")
+        y = y.long().view(-1)
         n = int(data.num_nodes) if data.num_nodes is not None else y.shape[0]
         if y.shape[0] != n:
             raise ValueError(f"y has {y.shape[0]} entries for {n} nodes; RP needs one integer label per node")
@@ -150,6 +154,9 @@ class ResidualPropagation:
             raise ValueError("train_mask and val_mask overlap; validation nodes must be unlabelled")
         if y[train].min() < 0:
             raise ValueError("training labels must be non-negative class indices")
+        if val is not None and y[val].min() < 0:
+            raise ValueError(f"{int((y[val] < 0).sum())} validation node(s) have label -1 (unlabelled): they would "
+                             "count as errors; drop them from val_mask")
         self.num_classes_ = int(y.max()) + 1 if y.numel() else 0
         self.operator_ = normalized_adjacency(data.edge_index, n)
         train_idx = train.nonzero().view(-1)
@@ -162,6 +169,7 @@ class ResidualPropagation:
             self._fit_spectral(columns, train_idx, onehot_train, y, val)
         else:
             self._fit_iterative(data, train_idx, onehot_train, y, val)
+        self._warn_if_below_majority(y, val)
         return self
 
     def _resolve_solver(self, column_bytes: float, n: int, num_train: int) -> str:
@@ -186,6 +194,23 @@ class ResidualPropagation:
         if self.lr * lambda_max >= 2.0:
             warnings.warn(f"lr * lambda_max(P_LL) = {self.lr * lambda_max:.3g} >= 2: the residuals diverge; "
                           f"use lr < {2.0 / lambda_max:.3g}", RuntimeWarning, stacklevel=3)
+
+    def _check_definite(self, smallest: float, largest: float) -> None:
+        """A negative eigenvalue of ``P_LL`` (``S^k`` with odd ``k`` is indefinite) makes ``1 - lr lambda > 1``: the
+        residual along it grows at every step instead of shrinking."""
+        self.lambda_min_ = smallest
+        if smallest < -1e-9 * max(largest, 1e-300):
+            warnings.warn(f"P_LL has a negative eigenvalue ({smallest:.3g}) with k={self.k}: residuals along it grow "
+                          "with every step; use an even k (or alpha < 1)", RuntimeWarning, stacklevel=4)
+
+    def _warn_if_below_majority(self, y: torch.Tensor, val: torch.Tensor | None) -> None:
+        if val is None or not math.isfinite(self.best_val_accuracy_):
+            return
+        majority = float(torch.bincount(y[val]).max()) / float(val.sum())
+        if self.best_val_accuracy_ < majority:
+            warnings.warn(f"validation accuracy {self.best_val_accuracy_:.3f} is below the majority class's share "
+                          f"{majority:.3f}: these hyperparameters do not suit this graph; choose them on validation "
+                          "with GeneralizedRP.select(data)", RuntimeWarning, stacklevel=3)
 
     def _better(self, accuracy: float, best: float) -> bool:
         return accuracy > best if self.selection == "first" else accuracy >= best
@@ -230,6 +255,7 @@ class ResidualPropagation:
         block = columns[train_idx]
         eigenvalues, eigenvectors = torch.linalg.eigh(0.5 * (block + block.T))  # P_LL = Q diag(lambda) Q^T
         self._check_stability(float(eigenvalues.abs().max()))
+        self._check_definite(float(eigenvalues.min()), float(eigenvalues.abs().max()))
         ratio = 1.0 - self.lr * eigenvalues  # rho = 1 - eta lambda
         label_coords = eigenvectors.T @ onehot_train  # Q^T Y_L, [|L|, C]
         column_coords = columns @ eigenvectors  # P[:, L] Q, [n, |L|]
@@ -294,6 +320,10 @@ class GeneralizedRP(ResidualPropagation):
     features (row-normalized first, as PyG's ``NormalizeFeatures``, when ``normalize=True``) and ``D`` its row sums.
     Only the column block ``P[:, L] = S^k K S^k [:, L]`` is formed (``n x |L|``); ``K`` is never stored.
 
+    The defaults are the official Cora settings (Generalized_RP/run.sh: 20000 steps, lr 10, k 3, gamma 1). For a
+    graph without an official configuration choose them on validation: ``GeneralizedRP.select(data)``. A fit whose
+    best validation accuracy is below the majority class's share warns.
+
     Args:
         steps, lr, k, selection, solver, max_dense_bytes: as :class:`ResidualPropagation`, but ``selection``
             defaults to ``"last"`` (``>=``, the official generalized RP) and both solvers use the column block.
@@ -306,7 +336,7 @@ class GeneralizedRP(ResidualPropagation):
 
     _lazy_alpha = True
 
-    def __init__(self, steps: int = 1000, lr: float = 1.0, k: int = 3, alpha: float = 1.0, gamma: float = 1.0,
+    def __init__(self, steps: int = 20000, lr: float = 10.0, k: int = 3, alpha: float = 1.0, gamma: float = 1.0,
                  normalize: bool = True, selection: str = "last", solver: str = "auto",
                  block_size: int = 2048, max_kernel_nodes: int = 200_000, max_dense_bytes: float = 2 * 2**30):
         super().__init__(steps=steps, lr=lr, k=k, alpha=alpha, selection=selection, solver=solver,
@@ -318,6 +348,14 @@ class GeneralizedRP(ResidualPropagation):
 
     def _hyperparameters(self) -> dict:
         return {**super()._hyperparameters(), "gamma": self.gamma}
+
+    @classmethod
+    def select(cls, data, grid: dict[str, list] | None = None, **fixed) -> GeneralizedRP:
+        """The model of ``grid`` (default ``SELECTION_GRID``) with the best validation accuracy, fitted; the table
+        of every candidate is in ``selection_``. Only ``data.val_mask`` is read, never the test split."""
+        from .rp_selection import select_on_validation
+
+        return select_on_validation(cls, data, grid, **fixed)
 
     def _resolve_solver(self, column_bytes: float, n: int, num_train: int) -> str:
         if n > self.max_kernel_nodes:

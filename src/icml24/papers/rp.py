@@ -57,10 +57,10 @@ PAPER = Paper(
         "for OGB only).",
         "The alignment study uses the exact analytic NTK of the official two-layer GCN (summed-logit convention, "
         "biases included) instead of autodiff Jacobians.",
-        "The quick alignment setting trains with lr 0.1 for 1200 steps (the SGD 'time' of 12000 steps at lr 0.01); "
-        "the full setting is the official 50000 steps at lr 0.01.",
-        "The wall-time claim times Generalized RP's whole fit (an O(n^2 d) Gaussian kernel) against 200 GCN epochs "
-        "on CPU, while the paper's 12-14x speed-ups are for basic RP on OGB.",
+        "The NTK-alignment dynamics claim is judged on the full setting only (the official 50000 steps at lr 0.01); "
+        "quick trains 1000 steps at the same lr.",
+        "The wall-time claim times basic RP (with its validation choice of k) against 200 GCN epochs on Cora, while "
+        "the paper's 12-14x speed-ups are per step on OGB; Generalized RP's O(n^2 d) kernel is timed separately.",
         "CSBM graphs come from our generator (5 classes, average degree 10, 10/20/70% split, features 0.35 * mu_y + "
         "noise) instead of the official make_classification script, with Generalized RP at k = 2, gamma = 1, raw "
         "features and lr = 1 / lambda_max(P_LL).",
@@ -207,10 +207,10 @@ def _accuracy_figure(metrics: dict[str, float], names: list[str]):
 OFFICIAL_SEEDS = {0: 123}
 
 
-@experiment(PAPER, quick={"steps": 1200, "every": 200, "lr": 0.1},
+@experiment(PAPER, quick={"steps": 1000, "every": 500, "lr": 0.01},
             full={"steps": 50000, "every": 2000, "lr": 0.01},
             smoke={"steps": 4, "every": 2, "lr": 0.01}, threads=1)
-def alignment(ctx, steps: int = 1200, every: int = 200, lr: float = 0.1,
+def alignment(ctx, steps: int = 1000, every: int = 500, lr: float = 0.01,
               convention: str = "summed") -> dict[str, float]:
     """Alignment of the GCN's NTK with S^4 and YY^T during training on Cora, and A(S^4, YY^T).
 
@@ -224,7 +224,9 @@ def alignment(ctx, steps: int = 1200, every: int = 200, lr: float = 0.1,
     The figure's 10 other curves evaluate the NTK on graphs with 10-99% of the edges dropped; the pre-study's small
     values (0.015-0.05) match the 99%-dropped curve's start and the dip every curve takes in the first ~6000
     steps; the rise to ~0.09 / ~0.40 needs ~30000 steps at lr 0.01. At the quick setting's lr 0.1 the alignments
-    rise faster (0.079 / 0.354 at step 1200) but test accuracy oscillates (~46% at the last step).
+    rise faster (0.079 / 0.354 at step 1200) but test accuracy oscillates (~46% at the last step), so quick now
+    trains at the paper's lr 0.01 too: its 1000 steps (about 20 s of CPU; 12000 steps would take about 4 minutes)
+    give A(S^4, YY^T) and the start of the curve, and the training-dynamics claim reads the full setting only.
     NTK parameter blocks: at initialization the first-layer bias block carries 99% of the centred NTK (a
     degree-like kernel aligned with neither S^4 nor YY^T); during training the second-layer weight block (Gram
     matrix of the propagated hidden features) takes over (~99%) and carries the alignment; the first-layer weight
@@ -304,16 +306,17 @@ def heterophily(ctx, homophily: list[float] = (0.1, 0.3, 0.5, 0.7, 0.9), num_nod
                 rp_steps: int = 1000) -> dict[str, float]:
     """CSBM from heterophily to homophily: accuracy of Generalized RP, GCN, MLP and A(S^4, YY^T).
 
-    One seed draws one set of labels and features (``ctx.child_seed("csbm")``) shared by every homophily level,
-    whose graphs differ only in their edges. The claims read the trends of the mean curves over seeds (the
-    summary); each seed also reports its own trends.
+    Every homophily level draws its own graph, labels, features and split (``ctx.child_seed("csbm", level)``), so
+    the MLP's flat curve is a measurement (its accuracy moves with the draw, not with the edges it ignores) rather
+    than the identity it was when the levels shared one feature draw. The claims read the trends of the mean
+    curves over seeds (the summary); each seed also reports its own trends.
     """
     levels = sorted(float(h) for h in homophily)
-    graph_seed = ctx.child_seed("csbm")
     curves = {key: np.zeros(len(levels)) for key in ("rp", "gcn", "mlp", "align")}
     for i, level in enumerate(ctx.progress(levels, description="CSBM homophily", total=len(levels))):
         data = csbm(num_nodes=num_nodes, num_features=100, num_classes=num_classes, homophily=level,
-                    feature_signal=feature_signal, seed=graph_seed, avg_degree=10.0, split=(0.1, 0.2))
+                    feature_signal=feature_signal, seed=ctx.child_seed("csbm", f"{level:g}"), avg_degree=10.0,
+                    split=(0.1, 0.2))
         probe = GeneralizedRP(steps=1, lr=1.0, k=2, gamma=1.0, normalize=False).fit(data)
         rp = GeneralizedRP(steps=rp_steps, lr=1.0 / probe.lambda_max_, k=2, gamma=1.0, normalize=False).fit(data)
         curves["rp"][i] = _test_accuracy(rp.predict(), data)
@@ -359,23 +362,27 @@ CLAIMS = [
     Claim("Generalized RP reaches GCN's test accuracy (within 0.5 points) on Cora and CiteSeer",
           experiment=accuracy, check=_rp_matches_gcn,
           paper="README table: Cora 82.7 vs GCN 81.9, CiteSeer 73.0 vs 71.6"),
-    Claim("RP needs no gradient training: on Cora its wall time is at least 5x below GCN's (200 epochs)",
-          experiment=accuracy, check=lambda m: m["cora_gcn_over_rp_time"] >= 5.0,
-          paper="RP is 12-14x faster per step than GNNs on OGB (basic RP); not reported for Cora"),
+    Claim("Basic RP (k chosen on validation, all four candidates timed) reaches GCN's Cora accuracy within 1 point "
+          "in at most a fifth of GCN's training time (200 epochs, same thread); Generalized RP's cost is reported "
+          "beside it", experiment=accuracy,
+          check=lambda m: (m["cora_gcn_over_rp_basic_time"] >= 5.0
+                           and m["cora_rp_basic_acc"] >= m["cora_gcn_acc"] - 0.01),
+          paper="RP is 12-14x faster per step than GNNs on OGB (basic RP) at comparable accuracy"),
     Claim("On Cora, A(S^4, YY^T) = 0.106 +- 0.01", experiment=alignment,
           check=lambda m: abs(m["align_s4_y"] - 0.106) <= 0.01,
           paper="dashed reference line of the Cora alignment figure, ~0.105"),
     Claim("During GCN training the NTK aligns with the graph and the labels: A(NTK, S^4) and A(NTK, YY^T) both "
           "end higher than at initialization", experiment=alignment,
           check=lambda m: m["ntk_graph_final"] > m["ntk_graph_init"] and m["ntk_label_final"] > m["ntk_label_init"],
-          paper="Cora figure (full graph): 0.038 -> 0.092 and 0.028 -> 0.40 over 50k SGD steps"),
+          paper="Cora figure (full graph): 0.038 -> 0.092 and 0.028 -> 0.40 over 50k SGD steps", setting="full"),
     Claim("On CSBM, RP's and GCN's accuracy and A(S^4, YY^T) rise with homophily while the MLP's accuracy stays flat",
           experiment=heterophily,
           check=lambda m: (m["rp_vs_homophily_spearman"] >= 0.9 and m["gcn_vs_homophily_spearman"] >= 0.9
                            and m["align_vs_homophily_spearman"] >= 0.9 and m["mlp_range"] <= 0.05),
           paper="Section 5: alignment of the graph with the labels governs GNN generalization"),
-    Claim("On CSBM, the accuracy gap RP - MLP falls as homophily falls and is negative at strong heterophily",
+    Claim("On CSBM the graph helps or hurts by homophily: RP loses to the MLP at the strongest heterophily and beats "
+          "it by at least 10 points at the strongest homophily",
           experiment=heterophily,
-          check=lambda m: m["gap_vs_homophily_spearman"] >= 0.9 and m["rp_mlp_gap_low"] < 0 < m["rp_mlp_gap_high"],
+          check=lambda m: m["rp_mlp_gap_low"] < 0 and m["rp_mlp_gap_high"] >= 0.10,
           paper="RP ranks 4th of 10 on heterophilic graphs; GNNs lose to MLPs under heterophily"),
 ]
