@@ -1,0 +1,29 @@
+"""icml24.generative: constrained and compositional generation (GenCO; RPG regional diffusion)."""
+
+from icml24._lazy import lazy_exports
+
+# exported name -> submodule that defines it; each method adds its own block
+_EXPORTS: dict[str, str] = {
+    # GenCO (genco/)
+    "MILPSolver": ".genco.solvers",
+    "ShortestPathSolver": ".genco.solvers",
+    "shortest_path_milp": ".genco.solvers",
+    "SolverLayer": ".genco.layer",
+    "GenCO": ".genco.genco",
+    "PlainGenerator": ".genco.baselines",
+    "RepairedGenerator": ".genco.baselines",
+    "MLPGenerator": ".genco.models",
+    "zelda_milp": ".genco.zelda",
+    "is_playable": ".genco.zelda",
+    "random_levels": ".genco.zelda",
+    "parse_level": ".genco.zelda",
+    "level_text": ".genco.zelda",
+    "one_hot": ".genco.zelda",
+    "wall_fraction": ".genco.zelda",
+    "wall_loss": ".genco.zelda",
+    "zelda_penalty": ".genco.zelda",
+    # RPG (rpg/)
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

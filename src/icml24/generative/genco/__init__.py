@@ -1,0 +1,1 @@
+"""GenCO (Ferber et al., ICML 2024): generators with a combinatorial solver in the loop."""

@@ -1,0 +1,41 @@
+"""GenCO: a generator whose output parameterizes a combinatorial solver (Ferber et al., ICML 2024).
+
+Algorithm (Sec. 3, reconstructed; see the paper page): ``z ~ N(0, I)``, ``c = G(z)``, ``x = x*(c) = argmax_{x in X}
+c^T x`` (every ``x`` feasible, in training as at sampling), ``L = L_group({x}) + weight * sum L_ind(x)``, with
+``dx*/dc`` from blackbox differentiation, perturbed optimizers or straight-through (``SolverLayer``).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .layer import SolverLayer
+from .training import GenerativeTrainer
+
+
+class GenCO(GenerativeTrainer):
+    """``GenCO(generator, solver, group_loss="gan"|"vae", individual_loss=...)``.
+
+    ``generator`` maps ``z`` to costs of the solver's shape (e.g. ``MLPGenerator(16, (H, W, 6))`` for
+    ``zelda_milp(H, W)``); ``solver`` is a ``MILPSolver``/``ShortestPathSolver``; ``gradient``, ``lam``, ``sigma``,
+    ``samples`` configure the ``SolverLayer``. ``individual_loss(x) -> (B,)`` is the combinatorial objective on
+    feasible designs, weighted by ``weight``. ``feasibility(designs) -> bools`` (an independent checker) is
+    recorded at every training step in ``train_feasible_``; ``solves_`` counts solver calls.
+    """
+
+    def __init__(self, generator: torch.nn.Module, solver, group_loss: str = "gan", individual_loss=None,
+                 weight: float = 1.0, gradient: str = "blackbox", lam: float = 10.0, sigma: float = 1.0,
+                 samples: int = 4, feasibility=None, steps: int = 200, batch_size: int = 8, lr: float = 1e-3,
+                 beta_kl: float = 1.0, hidden: int = 128, seed: int = 0):
+        super().__init__(generator, group_loss=group_loss, individual_loss=individual_loss, weight=weight,
+                         feasibility=feasibility, steps=steps, batch_size=batch_size, lr=lr, beta_kl=beta_kl,
+                         hidden=hidden, seed=seed)
+        self.solver, self.gradient = solver, gradient
+        self.layer = SolverLayer(solver, gradient=gradient, lam=lam, sigma=sigma, samples=samples, seed=seed)
+
+    def _decode(self, costs: torch.Tensor, train: bool) -> torch.Tensor:
+        return self.layer(costs)  # x*(c): feasible by construction
+
+    @property
+    def solves_(self) -> int:
+        return self.layer.solves_

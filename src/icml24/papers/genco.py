@@ -1,0 +1,243 @@
+"""GenCO: Generating Diverse Designs with Combinatorial Constraints (Ferber et al., ICML 2024).
+
+A generator's output is the cost vector of a combinatorial solver (here a HiGHS MILP of Zelda-like level
+playability), so every design the generative loss sees is feasible. We train GenCO (GAN group loss + an individual
+objective, blackbox differentiation through the MILP) beside the same generator without the solver, that
+generator repaired after training (generate-then-repair) and penalty training, on procedurally generated levels.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from icml24.core import Claim, Paper, experiment
+from icml24.generative import (
+    GenCO,
+    MLPGenerator,
+    PlainGenerator,
+    RepairedGenerator,
+    ShortestPathSolver,
+    SolverLayer,
+    is_playable,
+    one_hot,
+    random_levels,
+    shortest_path_milp,
+    wall_fraction,
+    wall_loss,
+    zelda_milp,
+    zelda_penalty,
+)
+
+PAPER = Paper(
+    slug="genco",
+    title="GenCO: Generating Diverse Designs with Combinatorial Constraints",
+    authors="Aaron Ferber, Arman Zharmagambetov, Taoan Huang, Bistra Dilkina, Yuandong Tian",
+    venue="ICML 2024",
+    code="none found (related: https://github.com/icaros-usc/milp_constrained_gan, read only)",
+    summary=(
+        "A generator outputs the cost vector of a MILP whose argmax is a playable Zelda-like level (one player, key "
+        "and door, border walls, enemy budget, reachability by flow constraints); the GAN loss and an individual "
+        "objective (interior wall share) see only the solver's feasible levels, with gradients by blackbox "
+        "differentiation. Compared with the plain generator, generate-then-repair and penalty training on % "
+        "feasible (independent BFS), % unique, % novel, objective and training time."
+    ),
+    deviations=[
+        "No official code: the method is reconstructed from the abstract and reviews (total loss = group loss + "
+        "weight x individual loss on solver outputs; x* = argmax c^T x over one-hot tiles).",
+        "Training levels are generated procedurally (the 50 human levels of Zhang et al. have an unverified "
+        "licence); 6 tile types (wall, empty, enemy, player, key, door) instead of 8, 7 x 9 levels at quick.",
+        "The individual objective (more interior walls, a more maze-like but playable level) is ours; the paper's "
+        "Zelda objective is not known to us.",
+        "Generator and critic are small MLPs trained for tens of steps, not the paper's DCGAN.",
+        "The penalty baseline penalizes the counting constraints only; reachability has no smooth relaxation here.",
+        "The path-planning task is used only to check the fast exact shortest-path routine against its MILP and the "
+        "gradient estimators; no map generator is trained; the photonic task is not reproduced.",
+    ],
+)
+
+METHODS = ("genco", "plain", "repair", "penalty", "penalty_repair")
+
+
+def _design_metrics(name: str, levels: np.ndarray, train_keys: set[bytes]) -> dict[str, float]:
+    keys = [level.tobytes() for level in levels]
+    return {
+        f"{name}_feasible": float(np.mean([is_playable(level) for level in levels])),  # independent BFS check
+        f"{name}_unique": len(set(keys)) / len(keys),
+        f"{name}_novel": float(np.mean([k not in train_keys for k in keys])),
+        f"{name}_objective": float(wall_fraction(levels).mean()),
+    }
+
+
+@experiment(
+    PAPER,
+    quick={"height": 7, "width": 9, "steps": 60, "seeds": 3},
+    full={"height": 9, "width": 13, "steps": 300, "n_train": 50, "n_samples": 200, "seeds": 5},
+    smoke={"height": 5, "width": 6, "steps": 3, "batch_size": 4, "n_train": 10, "n_samples": 8},
+    threads=1,
+)
+def zelda(ctx, height: int = 7, width: int = 9, n_train: int = 50, n_samples: int = 100, steps: int = 60,
+          batch_size: int = 8, latent_dim: int = 16, group_loss: str = "gan", gradient: str = "blackbox",
+          lam: float = 10.0, weight: float = 1.0, penalty_weight: float = 1.0, lr: float = 1e-3) -> dict[str, float]:
+    """One seed: procedural training levels, then GenCO, the plain generator, generate-then-repair, penalty
+    training and penalty training repaired afterwards (equal feasibility), each sampled ``n_samples`` times.
+
+    The regime is ``plain_feasible`` (how often the generator alone meets the constraints) beside
+    ``data_feasible`` (the training levels, 1 by construction). GenCO's feasibility is recorded at every
+    training step (``genco_min_train_feasible``), checked by BFS, not by the MILP.
+    """
+    import matplotlib.pyplot as plt
+
+    levels = random_levels(n_train, height, width, ctx.rng("levels"))
+    data, train_keys = one_hot(levels), {level.tobytes() for level in levels}
+    solver = zelda_milp(height, width)
+    shape = (height, width, data.shape[-1])
+
+    def feasibility(batch):
+        return [is_playable(level) for level in batch]
+
+    common = {"group_loss": group_loss, "individual_loss": wall_loss, "weight": weight, "feasibility": feasibility,
+              "steps": steps, "batch_size": batch_size, "lr": lr}
+    out = {"data_feasible": float(np.mean(feasibility(levels))), "data_objective": float(wall_fraction(levels).mean()),
+           "data_unique": len(train_keys) / len(levels)}
+    models = {
+        "genco": GenCO(MLPGenerator(latent_dim, shape, seed=ctx.child_seed("generator")), solver, gradient=gradient,
+                       lam=lam, seed=ctx.child_seed("genco"), **common),
+        "plain": PlainGenerator(MLPGenerator(latent_dim, shape, seed=ctx.child_seed("generator")),
+                                seed=ctx.child_seed("plain"), **common),
+        "penalty": PlainGenerator(MLPGenerator(latent_dim, shape, seed=ctx.child_seed("generator")),
+                                  penalty=zelda_penalty, penalty_weight=penalty_weight, seed=ctx.child_seed("penalty"),
+                                  **common),
+    }
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    for name, model in ctx.progress(list(models.items()), description="genco methods"):
+        model.fit(data)
+        out[f"{name}_fit_seconds"] = model.fit_seconds_
+        out[f"{name}_mean_train_feasible"] = float(np.mean(model.train_feasible_))
+        out[f"{name}_min_train_feasible"] = float(np.min(model.train_feasible_))
+        ax.plot(model.train_feasible_, label=name)
+        start = time.perf_counter()
+        out.update(_design_metrics(name, model.sample(n_samples, ctx.torch_generator("samples")), train_keys))
+        out[f"{name}_sample_seconds"] = time.perf_counter() - start
+    for name, base in (("repair", "plain"), ("penalty_repair", "penalty")):
+        start = time.perf_counter()
+        repaired = RepairedGenerator(models[base], solver).sample(n_samples, ctx.torch_generator("samples"))
+        out[f"{name}_sample_seconds"] = time.perf_counter() - start
+        out[f"{name}_fit_seconds"] = out[f"{base}_fit_seconds"]
+        out.update(_design_metrics(name, repaired, train_keys))
+    out["genco_solves"] = float(models["genco"].solves_)
+    ax.set_xlabel("training step")
+    ax.set_ylabel("feasible share of the batch (BFS)")
+    ax.set_title(f"{height}x{width} levels, {group_loss}, {gradient}", fontsize=9)
+    ax.legend(fontsize=7)
+    ctx.figure("train_feasibility", fig)
+    return out
+
+
+@experiment(
+    PAPER,
+    quick={"problems": 20, "grid": 12, "seeds": 1},
+    full={"problems": 100, "grid": 24, "seeds": 3},
+    smoke={"problems": 3, "grid": 5, "height": 5, "width": 6, "descent_steps": 5},
+)
+def solver_check(ctx, problems: int = 20, height: int = 7, width: int = 9, grid: int = 12,
+                 descent_steps: int = 20) -> dict[str, float]:
+    """The solver layer against direct solves on random costs, and each gradient estimator on a simple objective.
+
+    (1) Zelda: ``SolverLayer`` forward on random costs against ``scipy.optimize.milp`` called directly on the same
+    polytope (objective gap) and the BFS checker (feasibility). (2) Shortest path: the batched Dijkstra routine
+    against the path MILP solved by HiGHS (objective gap, times). (3) Each estimator minimizes a random linear
+    loss ``t^T x(c)`` of shortest paths by gradient descent on ``c``; we report the mean loss decrease, the share
+    of problems whose loss went down, and whether every gradient was finite.
+    """
+    import torch
+    from scipy.optimize import Bounds, milp
+
+    rng = np.random.default_rng(ctx.child_seed("costs"))
+    solver = zelda_milp(height, width)
+    costs = rng.standard_normal((problems, height, width, 6))
+    x = SolverLayer(solver)(torch.as_tensor(costs)).numpy()
+    direct = [-milp(-np.r_[c.ravel(), np.zeros(solver.n_vars - solver.n_cost)], constraints=solver.constraints,
+                    bounds=Bounds(solver.lb, solver.ub), integrality=solver.integrality).fun for c in costs]
+    layer_obj = np.einsum("bi,bi->b", costs.reshape(problems, -1), x.reshape(problems, -1))
+    out = {"zelda_forward_feasible": float(np.mean([is_playable(level) for level in x.argmax(-1)])),
+           "zelda_forward_onehot": float(np.allclose(x.sum(-1), 1) and np.isin(x, (0.0, 1.0)).all()),
+           "zelda_max_objective_gap": float(np.max(np.abs(layer_obj - np.asarray(direct))))}
+
+    sp_costs = rng.uniform(0.1, 10.0, (problems, grid * grid))
+    fast, exact = ShortestPathSolver(grid, grid, clip=True), shortest_path_milp(grid, grid)
+    start = time.perf_counter()
+    paths = fast.solve(sp_costs)
+    out["sp_dijkstra_seconds"] = time.perf_counter() - start
+    start = time.perf_counter()
+    milp_paths = exact.solve(sp_costs)
+    out["sp_milp_seconds"] = time.perf_counter() - start
+    out["sp_speedup_time"] = out["sp_milp_seconds"] / max(out["sp_dijkstra_seconds"], 1e-9)
+    out["sp_max_objective_gap"] = float(np.max(np.abs(fast.objective(sp_costs, paths)
+                                                     - exact.objective(sp_costs, milp_paths))))
+
+    target = torch.as_tensor(rng.uniform(-1, 1, (problems, grid * grid)))
+    for name in ("blackbox", "perturbed", "identity"):
+        layer = SolverLayer(fast, gradient=name, lam=5.0, sigma=1.0, samples=8, seed=ctx.child_seed(name))
+        c = torch.as_tensor(sp_costs).clone().requires_grad_(True)
+        opt = torch.optim.SGD([c], lr=0.5)
+        first, finite = None, True
+        for _ in range(descent_steps):
+            loss = (layer(c) * target).sum(1)  # a linear loss of each path
+            first = loss.detach().clone() if first is None else first
+            opt.zero_grad()
+            loss.sum().backward()  # problems are independent: each gets its own full gradient
+            finite &= bool(torch.isfinite(c.grad).all())
+            opt.step()
+            with torch.no_grad():
+                c.clamp_(min=0.0)  # Dijkstra needs costs >= 0
+        with torch.no_grad():
+            final = (layer(c) * target).sum(1)
+        out[f"grad_{name}_finite"] = float(finite)
+        out[f"grad_{name}_loss_decrease"] = float((first - final).mean())
+        out[f"grad_{name}_improved"] = float((final < first - 1e-9).double().mean())
+    return out
+
+
+CLAIMS = [
+    Claim(
+        "GenCO's outputs are 100% feasible throughout training and at sampling (checked by an independent BFS)",
+        experiment=zelda,
+        check=lambda m: m["genco_min_train_feasible"] == 1.0 and m["genco_feasible"] == 1.0,
+        paper="Abstract: constraint satisfaction is guaranteed throughout training by the solver in the loop",
+    ),
+    Claim(
+        "GenCO's diversity is at least that of generate-then-repair: % unique and % novel both >= repair's",
+        experiment=zelda,
+        check=lambda m: m["genco_unique"] >= m["repair_unique"] and m["genco_novel"] >= m["repair_novel"],
+        paper="Abstract and v1 Sec. 4.1: more diverse designs than post-hoc repair (uniqueness)",
+    ),
+    Claim(
+        "At equal (100%) feasibility GenCO's objective beats penalty training (its samples repaired afterwards)",
+        experiment=zelda,
+        check=lambda m: (m["genco_feasible"] == 1.0 and m["penalty_repair_feasible"] == 1.0
+                         and m["genco_objective"] > m["penalty_repair_objective"]),
+        paper="Abstract: designs that are high-quality under the objective while meeting the constraints",
+    ),
+    Claim(
+        "Regime: the constraints are hard without the solver: the plain generator is below 100% feasible while "
+        "the training levels are all feasible",
+        experiment=zelda,
+        check=lambda m: m["plain_feasible"] < 1.0 and m["data_feasible"] == 1.0,
+        paper="Motivation (Sec. 1): unconstrained generators violate combinatorial constraints",
+    ),
+    Claim(
+        "The solver layer's forward is feasible and equals a direct HiGHS solve on random costs (gap < 1e-6); the "
+        "fast shortest path equals its MILP; every gradient estimator is finite and lowers a linear loss on >= half "
+        "the problems",
+        experiment=solver_check,
+        check=lambda m: (m["zelda_forward_feasible"] == 1.0 and m["zelda_forward_onehot"] == 1.0
+                         and m["zelda_max_objective_gap"] < 1e-6 and m["sp_max_objective_gap"] < 1e-6
+                         and all(m[f"grad_{g}_finite"] == 1.0 and m[f"grad_{g}_loss_decrease"] > 0
+                                 and m[f"grad_{g}_improved"] >= 0.5 for g in ("blackbox", "perturbed", "identity"))),
+        paper="Sec. 3: the solver returns feasible optima; gradients by blackbox/perturbed differentiation",
+    ),
+]
+
+__all__ = ["PAPER", "CLAIMS", "zelda", "solver_check"]

@@ -1,0 +1,90 @@
+"""Zelda levels: the BFS checker on hand-made levels, the MILP against the checker, the procedural generator."""
+
+import numpy as np
+import pytest
+import torch
+
+from icml24.generative import (
+    is_playable,
+    level_text,
+    one_hot,
+    parse_level,
+    random_levels,
+    wall_fraction,
+    wall_loss,
+    zelda_milp,
+    zelda_penalty,
+)
+
+GOOD = ["wwwwwww",
+        "wA..1.w",
+        "w.ww..w",
+        "w..+.gw",
+        "wwwwwww"]
+
+
+def _edit(rows, r, c, ch):
+    rows = list(rows)
+    rows[r] = rows[r][:c] + ch + rows[r][c + 1:]
+    return rows
+
+
+def test_hand_made_playable_level():
+    assert is_playable(parse_level(GOOD))
+    assert level_text(parse_level(GOOD)) == GOOD
+
+
+@pytest.mark.parametrize("why, rows", [
+    ("border gap", _edit(GOOD, 0, 3, ".")),
+    ("two players", _edit(GOOD, 1, 2, "A")),
+    ("no key", _edit(GOOD, 3, 3, ".")),
+    ("no door", _edit(GOOD, 3, 5, ".")),
+    ("key walled off", ["wwwwwww", "wA.w+.w", "w..w..w", "w.gw..w", "wwwwwww"]),
+    ("door walled off", ["wwwwwww", "wA+.w.w", "w...wgw", "w...w.w", "wwwwwww"]),
+    ("too many enemies", ["wwwwwww", "wA1111w", "w11.11w", "w+1.1gw", "wwwwwww"]),
+])
+def test_hand_made_unplayable_levels(why, rows):
+    assert not is_playable(parse_level(rows)), why
+
+
+def test_enemies_do_not_block_but_walls_do():
+    assert is_playable(parse_level(["wwwwww", "wA1.+w", "w.1.gw", "w....w", "wwwwww"]))
+    assert not is_playable(parse_level(["wwwwww", "wAw.+w", "wwwgww", "w....w", "wwwwww"]))
+
+
+def test_parse_rejects_unknown_tiles_and_ragged_rows():
+    with pytest.raises(ValueError, match="unknown tile"):
+        parse_level(["wwww", "wAxw"])
+    with pytest.raises(ValueError, match="same length"):
+        parse_level(["wwww", "www"])
+
+
+def test_milp_outputs_are_playable_by_the_independent_checker_on_random_costs():
+    solver = zelda_milp(6, 7)
+    costs = np.random.default_rng(0).standard_normal((6, 6 * 7 * 6)) * 3
+    levels = solver.solve(costs).reshape(6, 6, 7, 6)
+    assert np.allclose(levels.sum(-1), 1)
+    assert all(is_playable(level) for level in levels.argmax(-1))
+
+
+def test_milp_projection_keeps_playable_levels_and_fixes_a_walled_off_key():
+    solver = zelda_milp(5, 7)
+    good = parse_level(GOOD)
+    assert (solver.solve(one_hot(good).ravel()).reshape(5, 7, 6).argmax(-1) == good).all()
+    bad = parse_level(["wwwwwww", "wA.w+.w", "w..w..w", "w.gw..w", "wwwwwww"])
+    fixed = solver.solve(one_hot(bad).ravel()).reshape(5, 7, 6).argmax(-1)
+    assert is_playable(fixed) and (fixed != bad).sum() == 1  # one wall removed, the closest playable level
+
+
+def test_random_levels_are_playable_and_varied():
+    levels = random_levels(20, 6, 8, np.random.default_rng(0))
+    assert levels.shape == (20, 6, 8) and all(is_playable(level) for level in levels)
+    assert len({level.tobytes() for level in levels}) == 20 and 0 < wall_fraction(levels).mean() < 0.5
+
+
+def test_losses_on_soft_levels():
+    x = torch.as_tensor(one_hot(parse_level(GOOD))[None], dtype=torch.float32)
+    assert wall_loss(x).item() == pytest.approx(-2 / 15)
+    assert zelda_penalty(x).item() == pytest.approx(0.0)
+    soft = torch.full_like(x, 1 / 6)
+    assert zelda_penalty(soft).item() > 10
