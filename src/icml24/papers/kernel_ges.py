@@ -1,0 +1,155 @@
+"""Optimal Kernel Choice for Score Function-based Causal Discovery (Wang et al., ICML 2024).
+
+GES with a generalized (RKHS) score whose kernel widths are learned by maximising a conditional marginal likelihood
+plus a Jacobian term (the "MI" score), against the median-heuristic generalized scores of Huang et al. as
+implemented in causal-learn (the CV and marginal-likelihood scores, run through causal-learn's own GES), the
+paper's "Marg" ablation and a no-learning median-width version of our score, on the paper's synthetic benchmark.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from icml24.causal import (
+    GES,
+    LearnedKernelScore,
+    MarginalKernelScore,
+    MedianKernelScore,
+    arrow_f1,
+    causallearn_ges,
+    generate,
+    normalized_shd,
+    skeleton_f1,
+)
+from icml24.core import Claim, Paper, experiment
+
+PAPER = Paper(
+    slug="kernel-ges",
+    title="Optimal Kernel Choice for Score Function-based Causal Discovery",
+    authors="Wenjie Wang, Biwei Huang, Feng Liu, Xinge You, Tongliang Liu, Kun Zhang, Mingming Gong",
+    venue="ICML 2024",
+    code="https://github.com/wenjiewang3/Optimal-Kernel-Choice-for-Score-Function-based-Causal-Discovery",
+    summary=(
+        "The generalized score of Huang et al. fixes its kernel widths by the median heuristic. The paper instead "
+        "learns the parents' widths, the child's width (through the Jacobian of the feature map) and the noise "
+        "variance by maximising the marginal likelihood of the child's kernel features for every (child, parents) "
+        "pair that GES queries. We run GES with the learned score and the median-heuristic scores on random DAGs "
+        "with nonlinear post-nonlinear relations and compare skeleton F1, arrow F1, normalised SHD and search time."
+    ),
+    deviations=[
+        "Our GES is ours (causal-learn's ges takes no custom score); the peers run through causal-learn's own ges.",
+        "Widths are optimised with L-BFGS-B capped at 30 iterations / 30 evaluations (ftol 1e-6) instead of 200 Adam "
+        "epochs, to fit CPU time; Adam remains available.",
+        "Every column is standardised before any score sees it (the official code feeds raw data).",
+        "The generator applies its linear and trigonometric post-transforms to the noisy f(sum of parents); the "
+        "official code applies them to the noiseless sum, overwriting f and the noise.",
+        "SHD counts on 0/1 adjacencies (cdt's double_for_anticausal); the official code passes causal-learn's "
+        "-1/1 matrices to cdt, which doubles every count.",
+        "Quick runs 5 variables at n = 100 on 4 graphs (causal-learn's marginal score costs ~4 CPU s per local score "
+        "at n = 200); full runs the paper's 6 variables at n = 300; no Sachs data (offline).",
+    ],
+)
+
+OURS = {"mi": LearnedKernelScore, "marg": MarginalKernelScore, "median": MedianKernelScore}
+PEERS = ("cl_cv", "cl_marginal")
+BASELINES = ("cl_cv", "cl_marginal", "median")  # the median-heuristic scores
+
+
+def _tag(density: float) -> str:
+    return f"d{int(round(100 * density))}"
+
+
+def _run_method(name: str, data, max_parents: int | None) -> tuple[np.ndarray, float]:
+    if name in OURS:
+        search = GES(OURS[name]().fit(data.data, data.groups), max_parents=max_parents).fit()
+        return search.cpdag_, search.seconds_
+    return causallearn_ges(data.data, score=name.removeprefix("cl_"), max_parents=max_parents)
+
+
+@experiment(
+    PAPER,
+    quick={"num_variables": 5, "num_samples": 100, "densities": [0.3, 0.7], "graphs": 1, "seeds": 2},
+    full={"num_variables": 6, "num_samples": 300, "densities": [0.3, 0.5, 0.7], "graphs": 2, "seeds": 5},
+    smoke={"num_variables": 4, "num_samples": 40, "densities": [0.3, 0.7], "graphs": 1},
+    threads=1,
+)
+def synthetic(ctx, num_variables: int = 6, num_samples: int = 300, densities: list[float] = (0.3, 0.5, 0.7),
+              graphs: int = 1, variant: str = "continuous", methods: list[str] = ("mi", "marg", "median", "cl_cv",
+                                                                                 "cl_marginal"),
+              max_parents: int = 0) -> dict[str, float]:
+    """One seed: ``graphs`` random DAGs per density, every method's GES on the same data; skeleton F1, arrow F1,
+    normalised SHD and seconds per search, per density and averaged over all graphs. ``max_parents`` 0: no cap.
+
+    The regime is reported: the requested density, the measured edge fraction and n.
+
+    Measured (quick: 5 variables, n = 100, densities 0.3 / 0.7 = edge fractions 0.2 / 0.5, 2 seeds x 2 graphs; a
+    shared 2-core machine): skeleton F1 learned 0.73, Marg 0.63, causal-learn CV 0.61, causal-learn marginal 0.11,
+    median widths 0.00 (empty graphs); SHD 0.175 / 0.20 / 0.35 / 0.525 / 0.175. The learned score wins on the
+    sparse graphs (F1 1.00 vs CV 0.67) and loses on the dense ones (0.47 vs CV 0.56). Seconds per search: learned
+    117, Marg 14, CV 11.7, causal-learn marginal 24: the learned score is the slow one here (L-BFGS-B per pair).
+    """
+    cap = max_parents or None
+    metrics: dict[str, float] = {"num_samples": float(num_samples), "num_variables": float(num_variables)}
+    totals: dict[str, list[float]] = {}
+    for di, density in enumerate(densities):
+        tag = _tag(density)
+        per: dict[str, list[float]] = {}
+        for g in range(graphs):
+            data = generate(num_variables, num_samples, density, variant=variant, rng=ctx.rng("graph", di, g))
+            per.setdefault("edge_fraction", []).append(data.density)
+            for name in methods:
+                cpdag, seconds = _run_method(name, data, cap)
+                for key, value in (("f1", skeleton_f1(data.dag, cpdag)), ("arrow_f1", arrow_f1(data.dag, cpdag)),
+                                   ("shd", normalized_shd(data.dag, cpdag)), ("seconds", seconds)):
+                    per.setdefault(f"{name}_{key}", []).append(value)
+                ctx.log("%s %s graph %d: F1 %.2f SHD %.3f %.1fs", tag, name, g, per[f"{name}_f1"][-1],
+                        per[f"{name}_shd"][-1], seconds)
+        for key, values in per.items():
+            metrics[f"{tag}_{key}"] = float(np.mean(values))
+            totals.setdefault(key, []).extend(values)
+    for key, values in totals.items():
+        metrics[key] = float(np.mean(values))
+    return metrics
+
+
+@synthetic.summarizer
+def _synthetic_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
+    """The best median-heuristic baseline is the one with the highest mean F1 over all seeds and graphs; the gap
+    per density is the learned score's F1 minus the best baseline's F1 at that density."""
+    mean = {k: float(np.mean([m[k] for m in per_seed])) for k in per_seed[0]}
+    baselines = [b for b in BASELINES if f"{b}_f1" in mean]
+    best = max(baselines, key=lambda b: mean[f"{b}_f1"])
+    out = {"best_baseline_f1": mean[f"{best}_f1"], "best_baseline_shd": mean[f"{best}_shd"],
+           "mi_f1_gap": mean["mi_f1"] - mean[f"{best}_f1"], "mi_shd_gap": mean["mi_shd"] - mean[f"{best}_shd"],
+           "best_baseline_index": float(BASELINES.index(best))}
+    tags = sorted({k.split("_")[0] for k in mean if k.startswith("d") and k.endswith("_mi_f1")},
+                  key=lambda t: int(t[1:]))
+    for tag in tags:
+        out[f"{tag}_mi_f1_gap"] = mean[f"{tag}_mi_f1"] - max(mean[f"{tag}_{b}_f1"] for b in baselines)
+    out["dense_minus_sparse_gap"] = out[f"{tags[-1]}_mi_f1_gap"] - out[f"{tags[0]}_mi_f1_gap"]
+    if "cl_cv_seconds" in mean and "mi_seconds" in mean:
+        out["cv_over_mi_time"] = mean["cl_cv_seconds"] / max(mean["mi_seconds"], 1e-9)
+    return out
+
+
+CLAIMS = [
+    Claim(
+        "The learned-kernel score's mean skeleton F1 is >= the best median-heuristic baseline's + 0.05 (best of "
+        "causal-learn CV, causal-learn marginal, our median-width score), and its normalised SHD is no worse",
+        experiment=synthetic,
+        check=lambda m: m["mi_f1_gap"] >= 0.05 and m["mi_shd_gap"] <= 0.0,
+        paper="Tables 1-2 / TL;DR: the learned kernel beats the median-heuristic generalized scores",
+    ),
+    Claim(
+        "The F1 gap to the best median-heuristic baseline is larger on the densest graphs than on the sparsest",
+        experiment=synthetic,
+        check=lambda m: m["dense_minus_sparse_gap"] > 0.0,
+        paper="TL;DR: the advantage is largest on dense graphs",
+    ),
+    Claim(
+        "causal-learn's CV score is the slow one: its GES takes longer per search than GES with the learned score",
+        experiment=synthetic,
+        check=lambda m: m["cv_over_mi_time"] > 1.0,
+        paper="issue 21: runtime reported against causal-learn's CV score",
+    ),
+]

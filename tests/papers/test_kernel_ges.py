@@ -1,0 +1,43 @@
+"""The kernel-ges reproduction: the summary picks the best median-heuristic baseline, claims can fail."""
+
+import pytest
+
+from icml24.papers import kernel_ges as paper
+
+
+def _seed(mi=0.8, cv=0.6, marginal=0.7, median=0.2, dense_gap=0.2, sparse_gap=0.05):
+    m = {"mi_f1": mi, "cl_cv_f1": cv, "cl_marginal_f1": marginal, "median_f1": median, "marg_f1": 0.7,
+         "mi_shd": 0.1, "cl_cv_shd": 0.2, "cl_marginal_shd": 0.15, "median_shd": 0.3,
+         "mi_seconds": 2.0, "cl_cv_seconds": 10.0}
+    for tag, gap in (("d30", sparse_gap), ("d70", dense_gap)):
+        m.update({f"{tag}_mi_f1": 0.5 + gap, f"{tag}_cl_cv_f1": 0.5, f"{tag}_cl_marginal_f1": 0.4,
+                  f"{tag}_median_f1": 0.1})
+    return m
+
+
+def test_summary_uses_the_best_baseline_by_mean_f1_and_gaps_per_density():
+    summary = paper._synthetic_summary([_seed(), _seed(marginal=0.3)])
+    assert summary["best_baseline_f1"] == pytest.approx(0.6)  # cv (0.6) beats marginal (mean 0.5)
+    assert summary["mi_f1_gap"] == pytest.approx(0.2)
+    assert summary["mi_shd_gap"] == pytest.approx(0.1 - 0.2)
+    assert summary["d70_mi_f1_gap"] == pytest.approx(0.2) and summary["d30_mi_f1_gap"] == pytest.approx(0.05)
+    assert summary["dense_minus_sparse_gap"] == pytest.approx(0.15)
+    assert summary["cv_over_mi_time"] == pytest.approx(5.0)
+
+
+def test_every_claim_holds_on_good_metrics_and_can_fail(claims_can_fail):
+    good = paper._synthetic_summary([_seed()])
+    bad = [
+        {"mi_f1_gap": 0.02, "mi_shd_gap": 0.0},  # F1 within 0.05 of the best baseline
+        {"dense_minus_sparse_gap": -0.1},  # the gap shrinks on dense graphs
+        {"cv_over_mi_time": 0.5},  # the learned score is the slow one
+    ]
+    claims_can_fail(paper.CLAIMS, {"synthetic": good}, bad)
+    shd_worse = {**good, "mi_shd_gap": 0.05}
+    assert paper.CLAIMS[0].evaluate(shd_worse).status == "fails"
+
+
+def test_every_experiment_has_a_claim_and_the_regime_is_reported():
+    assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
+    quick = paper.synthetic.config(setting="quick")
+    assert 0.3 in quick["densities"] and 0.7 in quick["densities"]
