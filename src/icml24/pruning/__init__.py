@@ -1,0 +1,41 @@
+"""icml24.pruning: sparse networks and pruning algorithms (Zhang et al., "Sparsest Models Elude Pruning", ICML 2024)."""
+
+from icml24._lazy import lazy_exports
+
+# exported name -> submodule that defines it
+_EXPORTS: dict[str, str] = {
+    "cubist_spiral": ".spiral",
+    "spiral_vertices": ".spiral",
+    "BatchedMaskedMLP": ".masked_mlp",
+    "train_batched": ".masked_mlp",
+    "lr_at": ".masked_mlp",
+    "check_eligible": ".masks",
+    "is_eligible": ".masks",
+    "eligible_masks": ".masks",
+    "count_eligible": ".masks",
+    "dead_path_counts": ".masks",
+    "CombinatorialSearch": ".search",
+    "minimal_widths": ".search",
+    "candidate_masks": ".search",
+    "search_space_size": ".search",
+    "neuron_masks": ".search",
+    "keep_top": ".criteria",
+    "global_magnitude": ".criteria",
+    "snip": ".criteria",
+    "snip_scores": ".criteria",
+    "iterative_snip": ".criteria",
+    "force": ".criteria",
+    "grasp": ".criteria",
+    "grasp_scores": ".criteria",
+    "synflow": ".criteria",
+    "GradualMagnitude": ".schedules",
+    "cubic_nnz": ".schedules",
+    "geometric_nnz": ".schedules",
+    "PrunerComparison": ".pruners",
+    "at_init_masks": ".pruners",
+    "METHODS": ".pruners",
+    "AT_INIT": ".pruners",
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__all__ = sorted(_EXPORTS)

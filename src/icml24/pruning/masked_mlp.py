@@ -1,0 +1,170 @@
+"""K masked MLPs 2 -> d1 -> d2 -> d3 -> 1 trained at once (Zhang & Papyan, ICML 2024, Sec. 3.2 and App. B).
+
+Every layer's weight is a tensor [K, out, in] and the forward pass is a ``torch.baddbmm`` per layer, so thousands
+of masked networks (the combinatorial search's candidates, or one pruner over many seeds) train in one run. The
+mask multiplies the weight in the forward pass, so a masked weight gets no gradient, no weight decay and no
+momentum step: the same trajectory as the official loop, which zeroes masked weights before and after each step.
+A hidden unit's bias is kept iff the unit has at least one outgoing weight (the paper's convention).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from icml24._validation import check_finite
+
+
+def _as_masks(masks, num_networks: int, shapes: list[tuple[int, int]]) -> list[torch.Tensor]:
+    if masks is None:
+        return [torch.ones(num_networks, o, i) for o, i in shapes]
+    if len(masks) != len(shapes):
+        raise ValueError(f"need one mask per layer ({len(shapes)}), got {len(masks)}")
+    out = []
+    for layer, (m, (o, i)) in enumerate(zip(masks, shapes)):
+        m = torch.as_tensor(m).float()
+        if m.dim() == 2 and tuple(m.shape) == (o, i):
+            m = m.expand(num_networks, o, i)
+        if tuple(m.shape) != (num_networks, o, i):
+            raise ValueError(f"mask {layer} must be [{num_networks}, {o}, {i}] or [{o}, {i}], got {tuple(m.shape)}")
+        if not bool(((m == 0) | (m == 1)).all()):
+            raise ValueError(f"mask {layer} must hold only 0/1 entries")
+        out.append(m.clone())
+    return out
+
+
+class BatchedMaskedMLP(torch.nn.Module):
+    """K independent MLPs ``widths = (2, d1, d2, d3, 1)`` with weights [K, out, in] and 0/1 masks of that shape.
+
+    ``init_widths`` (default ``widths``) sets the fan-in of PyTorch's default ``nn.Linear`` init, U(+-1/sqrt(fan_in)):
+    the official search masks neurons of a width-16 network, so its (3, 3, 3) candidates start from the width-16
+    scale. ``generator`` makes the K initialisations reproducible (network k's draws are independent of K only
+    through the generator's stream; use one generator per seed for seed-matched runs).
+    """
+
+    def __init__(self, widths: tuple[int, ...], num_networks: int = 1, masks=None, init_widths=None,
+                 generator: torch.Generator | None = None):
+        super().__init__()
+        widths = tuple(int(w) for w in widths)
+        if len(widths) < 2 or min(widths) < 1:
+            raise ValueError(f"widths must list >= 2 positive layer sizes, got {widths}")
+        init_widths = tuple(int(w) for w in (init_widths or widths))
+        if len(init_widths) != len(widths) or any(a < b for a, b in zip(init_widths, widths)):
+            raise ValueError(f"init_widths {init_widths} must have the layout of widths {widths} and be >= it")
+        self.widths, self.num_networks = widths, int(num_networks)
+        self.shapes = [(widths[i + 1], widths[i]) for i in range(len(widths) - 1)]
+        self.weights = torch.nn.ParameterList()
+        self.biases = torch.nn.ParameterList()
+        for (o, i), fan_in in zip(self.shapes, init_widths[:-1]):
+            bound = 1.0 / math.sqrt(fan_in)  # nn.Linear default (kaiming_uniform with a = sqrt(5))
+            w = (torch.rand(self.num_networks, o, i, generator=generator) * 2 - 1) * bound
+            b = (torch.rand(self.num_networks, o, generator=generator) * 2 - 1) * bound
+            self.weights.append(torch.nn.Parameter(w))
+            self.biases.append(torch.nn.Parameter(b))
+        self.set_masks(masks)
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.shapes)
+
+    def set_masks(self, masks, zero: bool = True) -> None:
+        """Install weight masks (list of [K, out, in] or [out, in]); bias masks follow: unit kept iff it has an
+        outgoing weight (the output unit's bias is always kept). Masked weights and biases are zeroed unless
+        ``zero=False`` (a pruner that may revive weights scores under a trial mask)."""
+        self.masks = _as_masks(masks, self.num_networks, self.shapes)
+        self.bias_masks = [(self.masks[l + 1].sum(1) > 0).float() for l in range(self.num_layers - 1)]
+        self.bias_masks.append(torch.ones(self.num_networks, self.shapes[-1][0]))
+        if zero:
+            with torch.no_grad():
+                for w, b, m, bm in zip(self.weights, self.biases, self.masks, self.bias_masks):
+                    w.mul_(m)
+                    b.mul_(bm)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits [K, B, out] for inputs x [B, in] (shared) or [K, B, in]."""
+        h = x.unsqueeze(0).expand(self.num_networks, *x.shape) if x.dim() == 2 else x
+        for layer, (w, b, m, bm) in enumerate(zip(self.weights, self.biases, self.masks, self.bias_masks)):
+            h = torch.baddbmm((b * bm).unsqueeze(1), h, (w * m).transpose(1, 2))
+            if layer < self.num_layers - 1:
+                h = torch.relu(h)
+        return h
+
+    def weight_nnz(self) -> torch.Tensor:
+        """Nonzero weights per network [K] (all layers incl. the classifier, biases excluded: official 'Weight NNZ')."""
+        return sum((m * (w != 0)).sum((1, 2)) for w, m in zip(self.weights, self.masks))
+
+    def effective_weights(self) -> list[torch.Tensor]:
+        """Masked weights, detached: list of [K, out, in]."""
+        return [(w * m).detach() for w, m in zip(self.weights, self.masks)]
+
+    @torch.no_grad()
+    def accuracy(self, x: torch.Tensor, y: torch.Tensor, chunk: int = 8192) -> torch.Tensor:
+        """Per-network accuracy [K] of sign(logit) against 0/1 labels y [B, 1]."""
+        correct = torch.zeros(self.num_networks)
+        for start in range(0, len(x), chunk):
+            logits = self(x[start:start + chunk])
+            correct += ((logits > 0).float() == y[start:start + chunk].unsqueeze(0)).float().sum((1, 2))
+        return correct / len(x)
+
+    def snapshot(self) -> dict[str, list[torch.Tensor]]:
+        """Copies of the weights and biases (for rewinding)."""
+        return {"weights": [w.detach().clone() for w in self.weights],
+                "biases": [b.detach().clone() for b in self.biases]}
+
+    @torch.no_grad()
+    def load_snapshot(self, state: dict[str, list[torch.Tensor]]) -> None:
+        for p, v in zip(list(self.weights) + list(self.biases), state["weights"] + state["biases"]):
+            p.copy_(v)
+        self.set_masks(self.masks)
+
+
+def lr_at(epoch: int, epochs: int, lr: float, schedule: str) -> float:
+    """The paper's schedules, stepped per epoch: 'cosine' (CosineAnnealingLR, T_max = epochs), 'step' (x0.1 at
+    ceil(30%) and ceil(60%) of the epochs) or 'constant'."""
+    if schedule == "cosine":
+        return lr * (1 + math.cos(math.pi * epoch / epochs)) / 2
+    if schedule == "step":
+        return lr * 0.1 ** sum(epoch >= math.ceil(epochs * p) for p in (0.3, 0.6))
+    if schedule == "constant":
+        return lr
+    raise ValueError(f"schedule must be 'cosine', 'step' or 'constant', got {schedule!r}")
+
+
+def train_batched(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, epochs: int = 50,
+                  batch_size: int = 128, lr: float = 0.1, momentum: float = 0.9, weight_decay: float = 5e-4,
+                  schedule: str = "cosine", generator: torch.Generator | None = None, on_step=None) -> BatchedMaskedMLP:
+    """SGD (momentum, weight decay) with BCE-with-logits on all K networks at once, batches shared across networks.
+
+    The loss is the sum over networks of each network's batch-mean loss, so network k's gradient equals its own
+    single-network gradient. ``on_step(model, step, total_steps)`` runs before each step (GMP prunes there) and may
+    return a new optimizer (after a rewind). Masks are reapplied in the forward pass.
+    """
+    check_finite("x", x)
+    check_finite("y", y)
+    if len(x) < batch_size:
+        raise ValueError(f"need at least batch_size={batch_size} points, got {len(x)}")
+    per_epoch = len(x) // batch_size  # drop_last=True
+    total = epochs * per_epoch
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
+    step = 0
+    for epoch in range(epochs):
+        for group in optimizer.param_groups:
+            group["lr"] = lr_at(epoch, epochs, lr, schedule)
+        order = torch.randperm(len(x), generator=generator)
+        for i in range(per_epoch):
+            if on_step is not None:
+                on_step(model, step, total)
+            idx = order[i * batch_size:(i + 1) * batch_size]
+            logits = model(x[idx])
+            target = y[idx].unsqueeze(0).expand_as(logits)
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
+            optimizer.zero_grad(set_to_none=False)
+            loss.mean((1, 2)).sum().backward()
+            optimizer.step()
+            step += 1
+    with torch.no_grad():  # weight decay never moves a masked weight, but keep them exactly zero for nnz counts
+        for w, b, m, bm in zip(model.weights, model.biases, model.masks, model.bias_masks):
+            w.mul_(m)
+            b.mul_(bm)
+    return model

@@ -1,0 +1,55 @@
+"""The Cubist Spiral (Zhang & Papyan, "Sparsest Models Elude Pruning", ICML 2024, Sec. 3.1).
+
+Two interleaved piecewise-linear spiral arms in 2-D: 17 vertices on an Archimedean spiral, each arm offset by
++-15 along the vertex direction, points placed uniformly along the 16 segments of each arm, no noise. The paper
+evaluates on the training set, so there is no split.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+
+def spiral_vertices(num_vertices: int = 17, offset: float = 15.0) -> tuple[np.ndarray, np.ndarray]:
+    """The two arms' vertices, shifted together into the positive quadrant: arrays [num_vertices, 2]."""
+    theta = np.linspace(math.pi, 5 * math.pi, num_vertices) + 0.4 * math.pi  # theta = linspace(pi, 5 pi) + 0.4 pi
+    radius = 10 * theta + math.pi  # r = 10 theta + pi
+    direction = np.stack([np.cos(theta), np.sin(theta)], axis=1)
+    centre = radius[:, None] * direction
+    arm_0, arm_1 = centre + offset * direction, centre - offset * direction
+    shift = np.minimum(arm_0.min(axis=0), arm_1.min(axis=0))
+    return arm_0 - shift, arm_1 - shift
+
+
+def _points_along(vertices: np.ndarray, num_points: int) -> np.ndarray:
+    """int(len_i / sum(len) * num_points / 2) points on segment i, endpoints included (the paper's linspace)."""
+    lengths = np.linalg.norm(np.diff(vertices, axis=0), axis=1)
+    share = lengths / lengths.sum()
+    pieces = []
+    for i in range(len(vertices) - 1):
+        t = np.linspace(0.0, 1.0, int(share[i] * num_points / 2))[:, None]
+        pieces.append(t * vertices[i] + (1 - t) * vertices[i + 1])
+    return np.concatenate(pieces)
+
+
+def cubist_spiral(num_points: int = 50_000, seed: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The Cubist Spiral: ``(x, y)`` with x float32 [n, 2] standardised per coordinate and y float32 [n, 1] in {0, 1}.
+
+    ``num_points`` is the paper's sample size (50,000 gives 24,991 points per class); smaller values give the same
+    curve, sampled more coarsely. The construction is deterministic; ``seed`` only shuffles the row order
+    (``None`` keeps class 0 first, as the official code does).
+    """
+    if num_points < 64:
+        raise ValueError(f"num_points must be >= 64 so every segment gets points, got {num_points}")
+    arm_0, arm_1 = spiral_vertices()
+    x0, x1 = _points_along(arm_0, num_points), _points_along(arm_1, num_points)
+    x = torch.from_numpy(np.concatenate([x0, x1])).float()
+    x = (x - x.mean(0, keepdim=True)) / x.std(0, keepdim=True)  # standardise each coordinate
+    y = torch.cat([torch.zeros(len(x0)), torch.ones(len(x1))]).unsqueeze(1)
+    if seed is not None:
+        order = torch.randperm(len(x), generator=torch.Generator().manual_seed(int(seed)))
+        x, y = x[order], y[order]
+    return x, y

@@ -1,0 +1,79 @@
+"""The sparsest reproduction: smoke runs through the runner, claims that can fail, settings and regime."""
+
+import inspect
+import math
+
+import pytest
+
+from icml24.core.runner import execute, plan
+from icml24.core.verdicts import aggregate, claims_of
+from icml24.papers import sparsest as paper
+
+
+@pytest.fixture(scope="module")
+def smoke_metrics(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sparsest")
+    out = {}
+    for name, exp in paper.PAPER.experiments.items():
+        records = [execute(task) for task in plan([exp], seeds=[0, 1], setting="smoke", store_folder=folder)]
+        assert [r.status for r in records] == ["ok", "ok"], [r.error for r in records]
+        out[name] = aggregate(records, exp)
+    return out
+
+
+def test_smoke_runs_give_finite_metrics_the_regime_and_decidable_claims(smoke_metrics):
+    for name, summary in smoke_metrics.items():
+        assert summary["num_seeds"] == 2 and all(math.isfinite(v) for v in summary.values())
+        assert {"target", "num_points", "train_steps"} <= set(summary)  # the regime is in the metrics
+        for claim in claims_of(paper.PAPER.experiments[name]):
+            assert claim.evaluate(summary).status in {"holds", "fails"}
+    assert smoke_metrics["pruners"]["nnz_budget"] == 24
+
+
+def _good():
+    return {
+        "search": {"search_any_reached": 1.0, "search_min_nnz": 22.0, "fixed_init_success_rate": 0.125,
+                   "fixed_init_gap": 0.03},
+        "pruners": {"max_success_rate": 0.2, "dense_min_accuracy_wide": 0.99, "dense_min_accuracy": 0.96,
+                    "target": 0.95,
+                    "accuracy_drop_narrow_to_wide": 0.1, "success_drop_narrow_to_wide": 0.1,
+                    "dead_path_fraction": 0.6, "mean_dead_weights": 3.0},
+    }
+
+
+def test_every_claim_can_fail(claims_can_fail):
+    bad = [
+        {"search_min_nnz": 48.0},  # the search needs more weights than the budget
+        {"max_success_rate": 0.8},  # some pruner finds the sparse network most of the time
+        {"accuracy_drop_narrow_to_wide": -0.05},  # wider starts prune better
+        {"dead_path_fraction": 0.0, "mean_dead_weights": 0.0},  # pruned networks are clean
+        {"fixed_init_success_rate": 0.75},  # the optimal init rescues the pruners
+    ]
+    claims_can_fail(paper.CLAIMS, _good(), bad)
+
+
+def test_pruner_claim_fails_when_the_dense_network_misses_the_target():
+    claim = paper.CLAIMS[1]
+    assert claim.evaluate({**_good()["pruners"], "dense_min_accuracy_wide": 0.7}).status == "fails"
+
+
+def test_width_claim_fails_when_the_narrow_dense_network_is_undertrained():
+    claim = paper.CLAIMS[2]
+    assert claim.evaluate({**_good()["pruners"], "dense_min_accuracy": 0.56}).status == "fails"
+
+
+def test_fixed_init_claim_needs_a_successful_search():
+    claim = paper.CLAIMS[4]
+    assert claim.evaluate({**_good()["search"], "search_any_reached": 0.0}).status == "fails"
+
+
+def test_settings_follow_the_paper():
+    full = paper.PAPER.experiments["pruners"].full
+    assert {3, 8, 32} <= set(full["widths"]) and full["imp_rounds"] == 5
+    assert paper.PAPER.experiments["pruners"].seeds["full"] == 5
+    assert paper.PAPER.experiments["pruners"].quick["widths"] == [3, 8, 32]
+    search_full = paper.PAPER.experiments["search"].full
+    assert search_full["num_points"] == 50_000 and search_full["epochs"] == 50 and search_full["max_masks_per_nnz"] == 0
+    defaults = {k: v.default for k, v in inspect.signature(paper.search.fn).parameters.items()}
+    assert tuple(defaults["widths"]) == (3, 3, 3) and defaults["target"] == 0.95
+    assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
