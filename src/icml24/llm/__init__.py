@@ -22,6 +22,15 @@ _EXPORTS: dict[str, str] = {
     "label_word_accuracy": ".tasks",
     "label_word_predictions": ".tasks",
     "load_task": ".tasks",
+    # BiE block formats and the quantization flow (formats/, quantize/)
+    "BFPFormat": ".formats", "BiEFormat": ".formats", "BlockFormat": ".formats", "IntFormat": ".formats",
+    "MXFormat": ".formats", "Packed": ".formats",
+    "LinearQuantizer": ".quantize", "QuantLinear": ".quantize", "channel_ratio": ".quantize",
+    "collect_linear_inputs": ".quantize", "exponent_bimodality": ".quantize", "flushed_share": ".quantize",
+    "kurtosis": ".quantize", "layer_output_mse": ".quantize", "linear_layers": ".quantize",
+    "minimize_threshold": ".quantize", "outlier_share": ".quantize", "perplexity": ".quantize",
+    "search_layer": ".quantize", "sqnr_db": ".quantize",
+    # Evolving Subnetwork Training (est/)
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,18 @@
+"""The BiE quantization flow (Zou et al., ICML 2024) for any model made of ``nn.Linear`` layers.
+
+- :mod:`~icml24.llm.quantize.calibration`: linear layers and their calibration inputs.
+- :mod:`~icml24.llm.quantize.qlinear`: :class:`QuantLinear` and module replacement.
+- :mod:`~icml24.llm.quantize.search`: per-layer threshold search (Bayesian optimization or grid).
+- :mod:`~icml24.llm.quantize.quantizer`: :class:`LinearQuantizer`, the whole flow.
+- :mod:`~icml24.llm.quantize.stats`: SQNR, kurtosis, outlier share, flushed share, bimodality, perplexity.
+"""
+
+from .calibration import collect_linear_inputs, linear_layers
+from .qlinear import QuantLinear, replace_linears, restore
+from .quantizer import LinearQuantizer
+from .search import layer_output_mse, minimize_threshold, search_layer
+from .stats import channel_ratio, exponent_bimodality, flushed_share, kurtosis, outlier_share, perplexity, sqnr_db
+
+__all__ = ["LinearQuantizer", "QuantLinear", "channel_ratio", "collect_linear_inputs", "exponent_bimodality",
+           "flushed_share", "kurtosis", "layer_output_mse", "linear_layers", "minimize_threshold", "outlier_share",
+           "perplexity", "replace_linears", "restore", "search_layer", "sqnr_db"]

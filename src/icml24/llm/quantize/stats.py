@@ -1,0 +1,79 @@
+"""Error and distribution statistics of quantization: SQNR, kurtosis, outlier share, flushed share, perplexity."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from icml24._validation import check_finite
+
+
+def sqnr_db(x: torch.Tensor, q: torch.Tensor) -> float:
+    """Signal-to-quantization-noise ratio ``10 log10(sum x^2 / sum (x - q)^2)`` in dB (inf when exact)."""
+    x, q = x.double(), q.double()
+    noise = float(((x - q) ** 2).sum())
+    return math.inf if noise == 0 else 10.0 * math.log10(float((x**2).sum()) / noise)
+
+
+def kurtosis(x: torch.Tensor) -> float:
+    """Pearson kurtosis ``E[(x - mu)^4] / var^2`` of all elements (3 for a Gaussian)."""
+    x = x.double().reshape(-1)
+    c = x - x.mean()
+    var = float((c**2).mean())
+    return float((c**4).mean()) / var**2 if var > 0 else 0.0
+
+
+def outlier_share(x: torch.Tensor, sigmas: float = 6.0) -> float:
+    """Share of elements farther than ``sigmas`` standard deviations from the mean (Gaussian: 2e-9 at 6)."""
+    x = x.double().reshape(-1)
+    return float(((x - x.mean()).abs() > sigmas * x.std()).double().mean())
+
+
+def channel_ratio(x: torch.Tensor) -> float:
+    """Largest over median per-channel absmax (channels = last dimension): ~1-3 without outlier channels."""
+    amax = x.double().abs().reshape(-1, x.shape[-1]).amax(dim=0)
+    med = float(amax.median())
+    return float(amax.max()) / med if med > 0 else math.inf
+
+
+def flushed_share(x: torch.Tensor, q: torch.Tensor) -> float:
+    """Share of nonzero elements that quantize to zero (BFP's weakness on bimodal data)."""
+    nonzero = x != 0
+    return float(((q == 0) & nonzero).double().sum() / max(int(nonzero.sum()), 1))
+
+
+def exponent_bimodality(x: torch.Tensor, seed: int = 0, max_samples: int = 20000) -> float:
+    """BIC gain per sample of a 2- over a 1-component Gaussian mixture on ``log2|x|`` (> 0: two exponent modes).
+
+    The paper's "atypical data" argument says LLM tensors are bimodal, which a single shared exponent fits badly.
+    """
+    from sklearn.mixture import GaussianMixture
+
+    a = x.double().abs().reshape(-1).numpy()
+    a = a[a > 0]
+    if a.size < 10:
+        return 0.0
+    rng = np.random.default_rng(seed)
+    if a.size > max_samples:
+        a = rng.choice(a, max_samples, replace=False)
+    z = np.log2(a)[:, None]
+    bic = [GaussianMixture(k, random_state=seed).fit(z).bic(z) for k in (1, 2)]
+    return float((bic[0] - bic[1]) / z.shape[0])
+
+
+@torch.no_grad()
+def perplexity(model, input_ids: torch.Tensor, batch_size: int = 4) -> float:
+    """``exp`` of the mean next-token negative log-likelihood of a causal LM over every row of ``input_ids``."""
+    if input_ids.dim() != 2 or input_ids.shape[1] < 2:
+        raise ValueError(f"input_ids must be [sequences, tokens >= 2], got {tuple(input_ids.shape)}")
+    total, count = 0.0, 0
+    for start in range(0, input_ids.shape[0], batch_size):
+        ids = input_ids[start:start + batch_size]
+        logits = model(ids).logits[:, :-1].float()
+        check_finite("the model's logits", logits)
+        nll = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1),
+                                                reduction="sum")
+        total, count = total + float(nll), count + ids[:, 1:].numel()
+    return math.exp(total / count)
