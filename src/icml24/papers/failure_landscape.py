@@ -1,0 +1,213 @@
+"""Failures Are Fated, But Can Be Faded (Sagar, Taparia & Senanayake, ICML 2024).
+
+A DQN explores combinations of actionable concepts (rotation x darkening x blur) on which a digits classifier fails;
+we compare it with random search, epsilon-greedy, threshold and Bayesian optimization at the same query budget and
+against the exhaustive ground truth of all 125 actions, then fade the oracle's top failure mode by fine-tuning the
+last layer and re-explore.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from icml24.core import Claim, Paper, experiment
+from icml24.data import digits
+from icml24.rl import (
+    BayesianOptimization,
+    DQNExplorer,
+    EpsilonGreedy,
+    FailureEnv,
+    FailureLandscape,
+    LastLayerFinetuner,
+    OracleFeedback,
+    RandomSearch,
+    Threshold,
+    clean_accuracy,
+    digit_concepts,
+    exhaustive_failure_rates,
+    landscape_distance,
+    train_classifier,
+    value_distance,
+)
+
+PAPER = Paper(
+    slug="failure-landscape",
+    title="Failures Are Fated, But Can Be Faded: Characterizing and Mitigating Unwanted Behaviors in Large-Scale "
+          "Vision and Language Models",
+    authors="Som Sagar, Aditya Taparia, Ransalu Senanayake",
+    venue="ICML 2024",
+    code="https://github.com/somsagar07/FailureShiftRL",
+    summary=(
+        "Deep RL (SB3 DQN, epsilon kept at 0.6) maps the failure landscape of a model under test over actionable "
+        "concepts, with reward 10 |log(p / (1 - p))| on a failure and -1 otherwise; limited human feedback picks a "
+        "failure mode, the last layer is fine-tuned on it, and the landscape shifts. We test an MLP on "
+        "scikit-learn digits over a 5x5x5 grid of rotation, darkening and blur, where the exhaustive failure rate "
+        "of every action is cheap."
+    ),
+    deviations=[
+        "The model under test is a small MLP on 8x8 scikit-learn digits, not AlexNet/ResNet/EfficientNet on "
+        "ImageNet-mini; MNIST-1D is not used (rotation and blur of 1-D signals are not the paper's concepts).",
+        "Blur replaces saturation (grey images have none), and rotation spans +-15 degrees on the 'mild' grid.",
+        "The DQN learns for a few thousand queries, not 50k, with learning rate 1e-3 and one update per step "
+        "(SB3 defaults 1e-4 and 4) so that so few queries still train it; the paper's epsilon schedule is kept.",
+        "Every DQN training step counts as a query: the explorer and the baselines get the same total budget.",
+        "The official explorer script cannot run offline (it downloads AlexNet weights and reads ImageNet-mini at "
+        "import); its exact DQN configuration (SB3 defaults) is run on our environment instead.",
+        "Baselines adapt the action (the official epsilon-greedy and threshold adapt which image class is drawn).",
+        "The oracle plays the human: of the landscape's top-10 actions it picks the one with the highest true rate.",
+        "Generation (Stable Diffusion) and summarization (T5/BART) experiments are not reproduced (no weights).",
+    ],
+)
+
+BASELINES = {"random": RandomSearch, "epsilon_greedy": EpsilonGreedy, "threshold": Threshold,
+             "bayes_opt": BayesianOptimization}
+
+
+def _setup(ctx, levels: str, train_fraction: float = 0.78):
+    """Split digits, train the NUT, compute the exhaustive ground truth on the test images."""
+    x, y, shape = digits()
+    x = x.reshape(-1, *shape)
+    order = ctx.rng("split").permutation(len(x))
+    cut = int(train_fraction * len(x))
+    train, test = order[:cut], order[cut:]
+    model = train_classifier(x[train], y[train], generator=ctx.torch_generator("nut"))
+    grid = digit_concepts(levels)
+    truth = exhaustive_failure_rates(model, x[test], y[test], grid)
+    return (x[train], y[train], x[test], y[test]), model, grid, truth
+
+
+def _regime(truth) -> dict[str, float]:
+    rates = np.sort(truth.rates)[::-1]
+    return {"global_failure_rate": truth.global_rate, "top10_true_failure_rate": float(rates[:10].mean()),
+            "max_true_failure_rate": float(rates[0]), "clean_accuracy": truth.clean_accuracy,
+            "actions_never_failing": float((truth.rates == 0).mean())}
+
+
+def _explore_dqn(ctx, env, budget: int, rollout: int, key: str):
+    """DQN under a total budget: ``budget - rollout`` training queries, then ``rollout`` roll-out episodes."""
+    explorer = DQNExplorer(total_timesteps=budget - rollout, seed=ctx.child_seed("dqn", key)).fit(env)
+    roll = explorer.rollout(env, rollout, seed=ctx.child_seed("rollout", key))
+    return explorer, roll, explorer.training_ + roll
+
+
+@experiment(PAPER, quick={"budget": 3000, "rollout": 1000, "seeds": 3},
+            full={"budget": 55000, "rollout": 5000, "seeds": 5},
+            smoke={"budget": 300, "rollout": 100, "seeds": 1}, threads=1)
+def explore(ctx, budget: int = 3000, rollout: int = 1000, levels: str = "mild", top_k: int = 10) -> dict[str, float]:
+    """Failures per query of the DQN and the baselines at the same budget, and precision@10 of each landscape
+    against the exhaustive ground truth. The DQN's landscape is its roll-out (the paper's 5000 episodes); a
+    baseline's is all its queries.
+
+    Measured (quick, 3 seeds, mild grid): see the notes; the regime (global failure rate ~0.15-0.2, top-10 rate
+    ~0.5) is in the metrics.
+    """
+    import matplotlib.pyplot as plt
+
+    (_, _, x_test, y_test), model, grid, truth = _setup(ctx, levels)
+    env = FailureEnv(model, x_test, y_test, grid, precompute=True)
+    metrics = _regime(truth)
+    _, roll, total = _explore_dqn(ctx, env, budget, rollout, "explore")
+    landscape = FailureLandscape(grid).fit(roll)
+    metrics.update({"dqn_failures_per_query": total.failures_per_query,
+                    "dqn_rollout_failures_per_query": roll.failures_per_query,
+                    "dqn_precision_at_10": landscape.precision_at_k(truth.rates, top_k),
+                    "dqn_distinct_failure_actions": float(total.distinct_failure_actions),
+                    "dqn_uncertain_actions": float(landscape.uncertain_.sum())})
+    # the official explorer's exact configuration (SB3 defaults: lr 1e-4, one update per 4 steps), same budget
+    official = DQNExplorer(total_timesteps=budget - rollout, learning_rate=1e-4, train_freq=4,
+                           seed=ctx.child_seed("dqn", "official")).fit(env)
+    official_roll = official.rollout(env, rollout, seed=ctx.child_seed("rollout", "official"))
+    metrics["official_dqn_failures_per_query"] = (official.training_ + official_roll).failures_per_query
+    metrics["official_dqn_precision_at_10"] = FailureLandscape(grid).fit(official_roll).precision_at_k(
+        truth.rates, top_k)
+    for name, cls in BASELINES.items():
+        result = cls().explore(env, budget, seed=ctx.child_seed(name))
+        metrics[f"{name}_failures_per_query"] = result.failures_per_query
+        metrics[f"{name}_precision_at_10"] = FailureLandscape(grid).fit(result).precision_at_k(truth.rates, top_k)
+        metrics[f"{name}_distinct_failure_actions"] = float(result.distinct_failure_actions)
+    metrics["dqn_over_random"] = metrics["dqn_failures_per_query"] / max(metrics["random_failures_per_query"], 1e-9)
+    best = max(BASELINES, key=lambda n: metrics[f"{n}_failures_per_query"])
+    metrics["dqn_over_best_baseline"] = metrics["dqn_failures_per_query"] / max(
+        metrics[f"{best}_failures_per_query"], 1e-9)
+    fig = plt.figure(figsize=(11, 4.5))
+    landscape.plot(fig.add_subplot(1, 2, 1, projection="3d"), title="DQN roll-out landscape")
+    ax = fig.add_subplot(1, 2, 2)
+    ax.bar(np.arange(grid.num_actions), truth.rates, color="grey", alpha=0.5, label="exhaustive failure rate")
+    ax.bar(np.arange(grid.num_actions), landscape.failure_counts_ / max(landscape.failure_counts_.max(), 1),
+           color="green", alpha=0.6, label="DQN failures found (scaled)")
+    ax.set_xlabel("action")
+    ax.legend(fontsize=7)
+    ctx.figure("landscape", fig)
+    return metrics
+
+
+@explore.summarizer
+def _explore_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
+    return {"dqn_over_random_min": float(min(m["dqn_over_random"] for m in per_seed))}
+
+
+@experiment(PAPER, quick={"budget": 2500, "rollout": 800, "epochs": 20, "seeds": 3},
+            full={"budget": 55000, "rollout": 5000, "epochs": 20, "seeds": 5},
+            smoke={"budget": 300, "rollout": 100, "epochs": 2, "seeds": 1}, threads=1)
+def restructure(ctx, budget: int = 2500, rollout: int = 800, epochs: int = 20, levels: str = "mild",
+                probability: float = 0.5) -> dict[str, float]:
+    """Explore, let the oracle pick the top failure mode, fine-tune a fresh last layer with that perturbation at
+    p = 0.5 (SGD lr 1e-3, momentum 0.9), recompute the ground truth and re-explore; the landscape shift is the W1
+    distance between the failure distributions over the grid, and the official 1-D W1 between mean softmax(Q)."""
+    (x_train, y_train, x_test, y_test), model, grid, truth = _setup(ctx, levels)
+    metrics = _regime(truth)
+    env = FailureEnv(model, x_test, y_test, grid, precompute=True)
+    _, roll, _ = _explore_dqn(ctx, env, budget, rollout, "before")
+    before = FailureLandscape(grid).fit(roll)
+    (mode,) = OracleFeedback(truth.rates, candidates=10)(before)
+    tuner = LastLayerFinetuner(probability=probability, epochs=epochs).fit(
+        model, x_train, y_train, grid, [mode], generator=ctx.torch_generator("finetune"))
+    truth_after = exhaustive_failure_rates(tuner.model_, x_test, y_test, grid)
+    env_after = FailureEnv(tuner.model_, x_test, y_test, grid, precompute=True)
+    _, roll_after, _ = _explore_dqn(ctx, env_after, budget, rollout, "after")
+    after = FailureLandscape(grid).fit(roll_after)
+    rate_before, rate_after = float(truth.rates[mode]), float(truth_after.rates[mode])
+    metrics.update({
+        "mode_rate_before": rate_before, "mode_rate_after": rate_after,
+        "mode_relative_drop": (rate_before - rate_after) / max(rate_before, 1e-9),
+        "clean_accuracy_before": clean_accuracy(model, x_test, y_test),
+        "clean_accuracy_after": clean_accuracy(tuner.model_, x_test, y_test),
+        "global_failure_rate_after": truth_after.global_rate,
+        "landscape_w1": landscape_distance(before.failure_distribution(), after.failure_distribution(), grid),
+        "true_landscape_w1": landscape_distance(truth.rates + 1e-12, truth_after.rates + 1e-12, grid),
+        "q_value_w1": value_distance(before.q_mean_, after.q_mean_),
+        "mode_found_share_before": float(before.failure_counts_[mode] / max(before.failure_counts_.sum(), 1)),
+        "mode_found_share_after": float(after.failure_counts_[mode] / max(after.failure_counts_.sum(), 1)),
+    })
+    metrics["clean_accuracy_change_points"] = 100 * (metrics["clean_accuracy_after"] - metrics["clean_accuracy_before"])
+    # ablation (ours): fine-tune the trained head instead of a fresh one, same data and schedule
+    warm = LastLayerFinetuner(probability=probability, epochs=epochs, reinitialize=False).fit(
+        model, x_train, y_train, grid, [mode], generator=ctx.torch_generator("finetune"))
+    warm_rate = float(exhaustive_failure_rates(warm.model_, x_test, y_test, grid).rates[mode])
+    metrics["warm_head_mode_relative_drop"] = (rate_before - warm_rate) / max(rate_before, 1e-9)
+    metrics["warm_head_clean_accuracy_change_points"] = 100 * (
+        clean_accuracy(warm.model_, x_test, y_test) - metrics["clean_accuracy_before"])
+    return metrics
+
+
+CLAIMS = [
+    Claim(
+        "At an equal query budget the DQN explorer finds >= 1.5x the failures per query of random search, and its "
+        "top-10 actions match the exhaustive ground truth's top-10 with precision >= 0.7",
+        experiment=explore,
+        check=lambda m: m["dqn_over_random"] >= 1.5 and m["dqn_precision_at_10"] >= 0.7,
+        paper="Sec. 4 / Fig. 3: the RL agent finds more failures than random search, epsilon-greedy and threshold "
+              "baselines and maps the landscape (issue 18 targets 1.5x and precision 0.7)",
+    ),
+    Claim(
+        "After restructuring, the chosen failure mode's failure rate drops >= 50% (relative), clean accuracy "
+        "changes by at most 2 points, and the landscape shifts (W1 > 0 between failure distributions)",
+        experiment=restructure,
+        check=lambda m: (m["mode_relative_drop"] >= 0.5 and abs(m["clean_accuracy_change_points"]) <= 2.0
+                         and m["landscape_w1"] > 0),
+        paper="Sec. 5: after fine-tuning with human feedback the failure mode fades and the landscape shifts "
+              "(Wasserstein distance)",
+    ),
+]
+
+__all__ = ["PAPER", "CLAIMS", "explore", "restructure"]

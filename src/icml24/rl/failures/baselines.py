@@ -1,0 +1,145 @@
+"""Baseline explorers at a fixed query budget: random search, epsilon-greedy, threshold, Bayesian optimization.
+
+The official repository's baselines (``Baselines/Classification``) draw random actions and adapt which *images*
+they test (epsilon-greedy re-weights classes that failed, threshold keeps a class until 5 correct predictions).
+Here every baseline adapts the *action*, over the same environment and images as the DQN: the fair comparison
+for "which combinations of concepts make the model fail". Each ``explore(env, budget, seed)`` makes exactly
+``budget`` macroscopic queries.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from icml24._validation import check_positive
+
+from .environment import FailureEnv
+from .result import ExplorationResult
+
+
+def _check(env: FailureEnv, budget: int) -> None:
+    if not isinstance(env, FailureEnv) or env.mode != "macro":
+        raise ValueError("baselines explore a FailureEnv in mode='macro'")
+    if budget < 1:
+        raise ValueError(f"budget must be >= 1 query, got {budget}")
+
+
+class _Baseline:
+    """Shared loop: ``choose(rng)`` an action, query one random image, ``observe`` the outcome."""
+
+    def _start(self, env: FailureEnv) -> None:
+        self.counts_ = np.zeros(env.grid.num_actions)
+        self.fails_ = np.zeros(env.grid.num_actions)
+
+    def choose(self, rng: np.random.Generator) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def observe(self, action: int, failure: bool) -> None:
+        self.counts_[action] += 1
+        self.fails_[action] += failure
+
+    def explore(self, env: FailureEnv, budget: int, seed: int = 0) -> ExplorationResult:
+        _check(env, budget)
+        rng = np.random.default_rng(seed)
+        self._start(env)
+        env.reset_log()
+        env.reset(seed=seed)
+        for _ in range(budget):
+            action = self.choose(rng)
+            _, _, _, _, info = env.step(action)
+            self.observe(action, info["failure"])
+            env.reset()
+        return ExplorationResult(*env.query_log())
+
+
+class RandomSearch(_Baseline):
+    """A uniformly random action per query."""
+
+    def choose(self, rng):
+        return int(rng.integers(len(self.counts_)))
+
+
+class EpsilonGreedy(_Baseline):
+    """With probability ``epsilon`` a random action, else the highest empirical failure rate so far (ties at
+    random; the official epsilon is 0.1)."""
+
+    def __init__(self, epsilon: float = 0.1):
+        if not 0 <= epsilon <= 1:
+            raise ValueError(f"epsilon must lie in [0, 1], got {epsilon}")
+        self.epsilon = epsilon
+
+    def choose(self, rng):
+        if rng.random() < self.epsilon:
+            return int(rng.integers(len(self.counts_)))
+        rate = self.fails_ / np.maximum(self.counts_, 1)
+        best = np.flatnonzero(rate == rate.max())
+        return int(rng.choice(best))
+
+
+class Threshold(_Baseline):
+    """Keep the current action until it has given ``patience`` correct predictions (the official threshold 5), then
+    jump to a random action."""
+
+    def __init__(self, patience: int = 5):
+        if patience < 1:
+            raise ValueError(f"patience must be >= 1, got {patience}")
+        self.patience = patience
+
+    def _start(self, env):
+        super()._start(env)
+        self._current, self._misses = None, 0
+
+    def choose(self, rng):
+        if self._current is None or self._misses >= self.patience:
+            self._current, self._misses = int(rng.integers(len(self.counts_))), 0
+        return self._current
+
+    def observe(self, action, failure):
+        super().observe(action, failure)
+        self._misses += not failure
+
+
+class BayesianOptimization(_Baseline):
+    """GP-UCB over the concept grid: a Gaussian process (RBF kernel on level coordinates scaled to [0, 1]) on each
+    action's empirical failure rate, with noise variance ``noise / count``; after ``initial`` random queries the
+    next ``refit_every`` queries go to the action of highest ``mean + beta * std``."""
+
+    def __init__(self, length_scale: float = 0.3, beta: float = 2.0, noise: float = 0.25, initial: int = 10,
+                 refit_every: int = 10):
+        check_positive("length_scale", length_scale)
+        check_positive("noise", noise)
+        check_positive("beta", beta, allow_zero=True)
+        self.length_scale, self.beta, self.noise = length_scale, beta, noise
+        self.initial, self.refit_every = int(initial), max(1, int(refit_every))
+
+    def _start(self, env):
+        super()._start(env)
+        coords = env.grid.coordinates / np.maximum(np.array(env.grid.shape) - 1, 1)
+        sq = ((coords[:, None, :] - coords[None, :, :]) ** 2).sum(-1)
+        self._kernel = np.exp(-0.5 * sq / self.length_scale**2)
+        self._queries, self._next = 0, None
+
+    def posterior(self) -> tuple[np.ndarray, np.ndarray]:
+        """GP posterior mean and std of every action's failure rate given the queries so far."""
+        seen = np.flatnonzero(self.counts_)
+        prior = self.fails_.sum() / max(self.counts_.sum(), 1)
+        if not len(seen):
+            return np.full(len(self.counts_), prior), np.ones(len(self.counts_))
+        y = self.fails_[seen] / self.counts_[seen] - prior
+        k_ss = self._kernel[np.ix_(seen, seen)] + np.diag(self.noise / self.counts_[seen])
+        k_as = self._kernel[:, seen]
+        chol = np.linalg.cholesky(k_ss)
+        alpha = np.linalg.solve(chol.T, np.linalg.solve(chol, y))
+        v = np.linalg.solve(chol, k_as.T)
+        var = np.clip(1.0 - (v**2).sum(0), 1e-12, None)
+        return prior + k_as @ alpha, np.sqrt(var)
+
+    def choose(self, rng):
+        self._queries += 1
+        if self._queries <= self.initial:
+            return int(rng.integers(len(self.counts_)))
+        if self._next is None or (self._queries - self.initial - 1) % self.refit_every == 0:
+            mean, std = self.posterior()
+            ucb = mean + self.beta * std
+            self._next = int(rng.choice(np.flatnonzero(ucb >= ucb.max() - 1e-12)))
+        return self._next

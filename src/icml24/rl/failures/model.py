@@ -1,0 +1,81 @@
+"""The model under test (NUT) and the paper's classification reward.
+
+A failure is a top-1 prediction that differs from the label (the human expectation). Its reward is
+``10 * |log(p / (1 - p + 1e-7))|`` with ``p`` the top-1 softmax probability, and ``-1`` otherwise (the official
+classification experiments, ``train RL.py``): confident failures earn more.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from icml24._validation import check_finite
+
+FAILURE_SCALE = 10.0
+NO_FAILURE_REWARD = -1.0
+_GUARD = 1e-7
+
+
+def failure_reward(logits: torch.Tensor, labels: torch.Tensor | np.ndarray,
+                   scale: float = FAILURE_SCALE) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(reward, failure, prediction)`` per row of ``logits [n, classes]`` against integer ``labels [n]``."""
+    labels = torch.as_tensor(labels, dtype=torch.long)
+    prob = logits.softmax(dim=-1)
+    p, prediction = prob.max(dim=-1)
+    failure = prediction != labels
+    log_odds = torch.log(p / (1.0 - p + _GUARD))  # the paper's reward: 10 |log(p / (1 - p))| on a failure
+    reward = torch.where(failure, scale * log_odds.abs(), torch.full_like(p, NO_FAILURE_REWARD))
+    return reward, failure, prediction
+
+
+class DigitClassifier(nn.Module):
+    """An MLP on ``[n, H, W]`` images: ``features`` (frozen when restructuring) then a linear ``head``."""
+
+    def __init__(self, image_shape: tuple[int, int] = (8, 8), hidden: int = 64, num_classes: int = 10,
+                 generator: torch.Generator | None = None):
+        super().__init__()
+        size = int(np.prod(image_shape))
+        self.image_shape = tuple(image_shape)
+        self.features = nn.Sequential(nn.Flatten(), nn.Linear(size, hidden), nn.ReLU(), nn.Linear(hidden, hidden),
+                                      nn.ReLU())
+        self.head = nn.Linear(hidden, num_classes)
+        if generator is not None:
+            with torch.no_grad():
+                for p in self.parameters():
+                    bound = 1.0 / np.sqrt(p.shape[-1]) if p.ndim > 1 else 0.05
+                    p.uniform_(-bound, bound, generator=generator)
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features(images))
+
+
+def train_classifier(images: np.ndarray, labels: np.ndarray, hidden: int = 64, epochs: int = 30,
+                     lr: float = 1e-2, batch_size: int = 128, weight_decay: float = 1e-4,
+                     generator: torch.Generator | None = None) -> DigitClassifier:
+    """Train a :class:`DigitClassifier` with Adam on clean ``images [n, H, W]`` (the pre-trained NUT)."""
+    images = np.asarray(images, dtype=np.float32)
+    check_finite("images", images)
+    labels = np.asarray(labels, dtype=np.int64)
+    if images.ndim != 3 or len(images) != len(labels):
+        raise ValueError(f"images must be [n, H, W] with one label each, got {images.shape} and {labels.shape}")
+    x, y = torch.from_numpy(images), torch.from_numpy(labels)
+    model = DigitClassifier(images.shape[1:], hidden, int(labels.max()) + 1, generator=generator)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    for _ in range(epochs):
+        order = torch.randperm(len(x), generator=generator)
+        for start in range(0, len(x), batch_size):
+            idx = order[start:start + batch_size]
+            loss = nn.functional.cross_entropy(model(x[idx]), y[idx])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    return model.eval()
+
+
+@torch.no_grad()
+def clean_accuracy(model: nn.Module, images: np.ndarray | torch.Tensor, labels: np.ndarray) -> float:
+    """Clean top-1 accuracy."""
+    x = torch.as_tensor(np.asarray(images, dtype=np.float32))
+    return float((model(x).argmax(-1).numpy() == np.asarray(labels)).mean())

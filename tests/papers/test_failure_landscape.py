@@ -1,0 +1,72 @@
+"""The failure-landscape reproduction: smoke runs through the runner, claims that can fail, settings and regime."""
+
+import inspect
+import math
+
+import pytest
+
+from icml24.core.runner import execute, plan
+from icml24.core.verdicts import aggregate, claims_of
+from icml24.papers import failure_landscape as paper
+
+
+@pytest.fixture(scope="module")
+def smoke_metrics(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("failure-landscape")
+    out = {}
+    for name, exp in paper.PAPER.experiments.items():
+        records = [execute(task) for task in plan([exp], seeds=[0], setting="smoke", store_folder=folder)]
+        assert [r.status for r in records] == ["ok"], [r.error for r in records]
+        out[name] = aggregate(records, exp)
+    return out
+
+
+def test_smoke_runs_give_finite_metrics_the_regime_and_decidable_claims(smoke_metrics):
+    for name, summary in smoke_metrics.items():
+        assert all(math.isfinite(v) for v in summary.values())
+        assert {"global_failure_rate", "top10_true_failure_rate"} <= set(summary)  # the regime is in the metrics
+        assert 0 < summary["global_failure_rate"] < 1
+        for claim in claims_of(paper.PAPER.experiments[name]):
+            assert claim.evaluate(summary).status in {"holds", "fails"}
+    explore = smoke_metrics["explore"]
+    for name in ("dqn", *paper.BASELINES):
+        assert 0 <= explore[f"{name}_failures_per_query"] <= 1 and 0 <= explore[f"{name}_precision_at_10"] <= 1
+
+
+def _good():
+    return {
+        "explore": {"dqn_over_random": 1.7, "dqn_precision_at_10": 0.8},
+        "restructure": {"mode_relative_drop": 0.8, "clean_accuracy_change_points": -0.5, "landscape_w1": 0.4},
+    }
+
+
+def test_every_claim_can_fail(claims_can_fail):
+    bad = [
+        {"dqn_over_random": 1.1},  # the explorer is barely better than random search
+        {"mode_relative_drop": 0.2},  # the failure mode hardly fades
+    ]
+    claims_can_fail(paper.CLAIMS, _good(), bad)
+
+
+@pytest.mark.parametrize("worse", [{"dqn_precision_at_10": 0.4}])
+def test_explorer_claim_also_fails_on_a_wrong_landscape(worse):
+    assert paper.CLAIMS[0].evaluate({**_good()["explore"], **worse}).status == "fails"
+
+
+@pytest.mark.parametrize("worse", [{"clean_accuracy_change_points": -4.0}, {"landscape_w1": 0.0}])
+def test_restructure_claim_fails_when_accuracy_drops_or_nothing_shifts(worse):
+    assert paper.CLAIMS[1].evaluate({**_good()["restructure"], **worse}).status == "fails"
+
+
+def test_settings_follow_the_paper():
+    full = paper.PAPER.experiments["explore"].full
+    assert full["budget"] - full["rollout"] == 50_000 and full["rollout"] == 5000  # 50k DQN steps, 5000 roll-outs
+    defaults = {k: v.default for k, v in inspect.signature(paper.restructure.fn).parameters.items()}
+    assert defaults["probability"] == 0.5
+    from icml24.rl import DQNExplorer, LastLayerFinetuner
+
+    dqn = DQNExplorer()
+    assert (dqn.exploration_initial_eps, dqn.exploration_final_eps, dqn.buffer_size) == (1.0, 0.6, 10_000)
+    tuner = LastLayerFinetuner()
+    assert (tuner.lr, tuner.momentum, tuner.probability) == (1e-3, 0.9, 0.5)
+    assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
