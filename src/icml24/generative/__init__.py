@@ -23,6 +23,14 @@ _EXPORTS: dict[str, str] = {
     "wall_loss": ".genco.zelda",
     "zelda_penalty": ".genco.zelda",
     # RPG (rpg/)
+    "RegionLayout": ".rpg.layout", "parse_split_ratio": ".rpg.layout", "grid_layout": ".rpg.layout",
+    "RegionPlan": ".rpg.planner", "RuleBasedPlanner": ".rpg.planner", "parse_plan": ".rpg.planner",
+    "plan_edits": ".rpg.planner", "parse_edits": ".rpg.planner",
+    "RegionalAttnProcessor": ".rpg.regional_attention", "regional_hook": ".rpg.regional_attention",
+    "TinyTextUNet": ".rpg.unet", "TextDiffusion": ".rpg.diffusion", "CellClassifier": ".rpg.evaluator",
+    "sample_scenes": ".rpg.scenes", "tokenize": ".rpg.scenes", "caption": ".rpg.scenes",
+    "split_prompts": ".rpg.scenes", "generate_full": ".rpg.pipeline", "generate_regional": ".rpg.pipeline",
+    "closed_loop_edit": ".rpg.pipeline", "plan_all": ".rpg.pipeline",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,58 @@
+"""The rpg reproduction: smoke runs through the runner (trained model cached once), claims that can fail, settings."""
+
+import math
+
+import pytest
+
+from icml24.core.runner import execute, plan
+from icml24.core.verdicts import aggregate, claims_of
+from icml24.papers import rpg as paper
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("rpg")
+    exp = paper.PAPER.experiments["binding"]
+    records = [execute(task) for task in plan([exp], seeds=[0, 1], setting="smoke", store_folder=folder)]
+    return folder, exp, records
+
+
+def test_smoke_runs_give_the_regime_and_decidable_claims(smoke):
+    folder, exp, records = smoke
+    assert [r.status for r in records] == ["ok", "ok"], [r.error for r in records]
+    summary = aggregate(records, exp)
+    assert summary["num_seeds"] == 2 and all(math.isfinite(v) for v in summary.values())
+    assert {"full_binding_2obj", "full_binding_4obj", "classifier_holdout_accuracy"} <= set(summary)  # the regime
+    for claim in claims_of(exp):
+        assert claim.evaluate(summary).status in {"holds", "fails"}
+    # the trained DDPM and evaluator were built once and reused by the second seed
+    cached = sorted(p.name.split("-")[0] for p in (folder / "cache" / "rpg").glob("*.pt"))
+    assert cached == ["cell", "tiny"]
+
+
+def _good():
+    return {"binding": {"gain_2obj": 0.2, "gain_4obj": 0.3, "middle_beta_advantage": 0.03,
+                        "edit_round1_fixed_fraction": 0.6}}
+
+
+def test_every_claim_can_fail(claims_can_fail):
+    bad = [
+        {"gain_4obj": 0.12},  # regional prompting helps too little with many objects
+        {"middle_beta_advantage": -0.02},  # an extreme base ratio is best
+        {"edit_round1_fixed_fraction": 0.3},  # the loop fixes a minority of the errors
+    ]
+    claims_can_fail(paper.CLAIMS, _good(), bad)
+
+
+def test_the_gain_claim_needs_both_object_counts():
+    claim = paper.CLAIMS[0]
+    assert claim.evaluate({"gain_2obj": 0.05, "gain_4obj": 0.4}).status == "fails"
+
+
+def test_settings_follow_the_issue():
+    exp = paper.PAPER.experiments["binding"]
+    defaults = exp.defaults()
+    assert list(defaults["betas"]) == [0.0, 0.25, 0.5, 0.75] and defaults["rpg_beta"] == 0.5
+    assert list(defaults["num_objects"]) == [2, 4]
+    assert len(exp.default_seeds(setting="quick")) >= 2 and exp.full["num_prompts"] >= 100
+    assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
