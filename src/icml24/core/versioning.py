@@ -18,9 +18,9 @@ _VERSIONED_PACKAGES = ("icml24", "numpy", "scipy", "torch", "torch_geometric", "
 def code_version(exp: Experiment) -> str:
     """The package version and a hash of the code an experiment runs.
 
-    The hash covers the experiment's module and every file of each ``icml24`` field package it imports
-    (``icml24.graph``, ``icml24.data``, ...; ``icml24.core`` aside) and the package's private helpers
-    (``icml24/_*.py``): fixing a method reruns the papers that use it instead of reporting results of the old code.
+    The hash covers the experiment's module and the ``icml24`` code it imports (see ``code_files``: the method
+    subpackages of the names it imports, each field's flat modules, the private helpers): fixing a method reruns
+    the papers that use it instead of reporting results of the old code.
     """
     import icml24
 
@@ -35,30 +35,76 @@ def _source_digest(module_path: str) -> str:
     import icml24
 
     package_root = Path(icml24.__file__).parent
-    source = Path(module_path).read_text()
-    files = {Path(module_path)}
-    for subpackage in sorted(_imported_subpackages(source)):
-        folder = package_root / subpackage
-        files.update(folder.rglob("*.py") if folder.is_dir() else [folder.with_suffix(".py")])
-        if folder.is_dir():
-            files.update(package_root.glob("_*.py"))  # helpers every field package may use (_validation, _lazy)
+    files = {Path(module_path)} | code_files(Path(module_path).read_text(), package_root)
     sha = hashlib.sha256()
     for file in sorted(f for f in files if f.exists()):
-        sha.update(file.name.encode())
+        sha.update(str(file.relative_to(package_root) if file.is_relative_to(package_root) else file.name).encode())
         sha.update(file.read_bytes())
     return sha.hexdigest()[:8]
 
 
-def _imported_subpackages(source: str) -> set[str]:
-    """Top-level ``icml24`` subpackages named by the import statements of ``source`` (``core`` excluded)."""
-    names: list[str] = []
+def code_files(source: str, package_root: Path) -> set[Path]:
+    """The ``icml24`` files a paper module's code can reach, read from its imports.
+
+    ``from icml24.F import name`` reaches the field's ``__init__`` and flat modules, plus the method subpackage
+    that the field's lazy-export table names for ``name`` (``.genco.layer`` -> ``F/genco/``), so two methods in
+    one field (GenCO and RPG, ACT and BiE) do not invalidate each other's stored runs and caches. An import the
+    table cannot resolve (``import icml24.F``, a name it lacks) takes the whole field. The private helpers
+    (``icml24/_*.py``) are always included.
+    """
+    files: set[Path] = set(package_root.glob("_*.py"))
+    for field, names in _imported_names(source).items():
+        folder = package_root / field
+        if not folder.is_dir():
+            files.add(folder.with_suffix(".py"))
+            continue
+        files.update(folder.glob("*.py"))  # __init__ and the flat modules every subpackage may import
+        exports = _export_table(folder / "__init__.py")
+        for name in names:
+            target = exports.get(name) if name != "*" else None
+            parts = target.lstrip(".").split(".") if target else []
+            if len(parts) > 1 and (folder / parts[0]).is_dir():
+                files.update((folder / parts[0]).rglob("*.py"))
+            elif not parts:
+                files.update(folder.rglob("*.py"))
+    return files
+
+
+def _imported_names(source: str) -> dict[str, set[str]]:
+    """Field -> names imported from it (``"*"``: the whole field) by ``source`` (``core`` excluded)."""
+    found: dict[str, set[str]] = {}
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.append(node.module)
+            parts = node.module.split(".")
+            if len(parts) > 1 and parts[0] == "icml24" and parts[1] != "core":
+                names = {a.name for a in node.names} if len(parts) == 2 else {"*"}
+                found.setdefault(parts[1], set()).update(names)
         elif isinstance(node, ast.Import):
-            names.extend(alias.name for alias in node.names)
-    parts = (name.split(".") for name in names)
-    return {p[1] for p in parts if len(p) > 1 and p[0] == "icml24" and p[1] != "core"}
+            for alias in node.names:
+                parts = alias.name.split(".")
+                if len(parts) > 1 and parts[0] == "icml24" and parts[1] != "core":
+                    found.setdefault(parts[1], set()).add("*")
+    return found
+
+
+def _imported_subpackages(source: str) -> set[str]:
+    """Top-level ``icml24`` subpackages named by the import statements of ``source`` (``core`` excluded)."""
+    return set(_imported_names(source))
+
+
+def _export_table(init: Path) -> dict[str, str]:
+    """The ``_EXPORTS`` literal of a field's ``__init__`` (read, not imported)."""
+    if not init.exists():
+        return {}
+    for node in ast.walk(ast.parse(init.read_text())):
+        target = node.target if isinstance(node, ast.AnnAssign) else (
+            node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
+        if isinstance(target, ast.Name) and target.id == "_EXPORTS" and node.value is not None:
+            try:
+                return dict(ast.literal_eval(node.value))
+            except ValueError:
+                return {}
+    return {}
 
 
 def library_versions() -> dict[str, str]:
