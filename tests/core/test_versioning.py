@@ -23,5 +23,7 @@ def test_two_methods_of_one_field_do_not_share_a_version():
     assert root / "generative" / "genco" / "layer.py" in genco and root / "generative" / "rpg" / "unet.py" in rpg
     assert not any("rpg" in f.parts for f in genco) and not any("genco" in f.parts for f in rpg)
     assert root / "generative" / "__init__.py" in genco and root / "_validation.py" in genco
+    est = code_files("from icml24.llm import GPT\n", root)  # exported by the subpackage's own __init__ (".est")
+    assert root / "llm" / "est" / "model.py" in est and not any("act" in f.parts for f in est)
     whole = code_files("import icml24.generative\n", root)  # an import the table cannot resolve takes the field
     assert genco | rpg <= whole

@@ -63,7 +63,7 @@ def code_files(source: str, package_root: Path) -> set[Path]:
         for name in names:
             target = exports.get(name) if name != "*" else None
             parts = target.lstrip(".").split(".") if target else []
-            if len(parts) > 1 and (folder / parts[0]).is_dir():
+            if parts and (folder / parts[0]).is_dir():
                 files.update((folder / parts[0]).rglob("*.py"))
             elif not parts:
                 files.update(folder.rglob("*.py"))

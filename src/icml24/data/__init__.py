@@ -23,6 +23,10 @@ _EXPORTS: dict[str, str] = {
     "TASK_SPECS": ".images",
     "LABEL_MAPS": ".images",
     "label_map": ".images",
+    "text_corpus": ".text",
+    "text_splits": ".text",
+    "byte_tokens": ".text",
+    "shakespeare_available": ".text",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

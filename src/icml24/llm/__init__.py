@@ -31,6 +31,17 @@ _EXPORTS: dict[str, str] = {
     "minimize_threshold": ".quantize", "outlier_share": ".quantize", "perplexity": ".quantize",
     "search_layer": ".quantize", "sqnr_db": ".quantize",
     # Evolving Subnetwork Training (est/)
+    "GPT": ".est",
+    "EvolvingSubnetworkSchedule": ".est",
+    "EvolvingSubnetworkTrainer": ".est",
+    "GPTConfig": ".est",
+    "Stage": ".est",
+    "Subnetwork": ".est",
+    "SubnetworkSampler": ".est",
+    "layer_forward_flops": ".est",
+    "measured_flops": ".est",
+    "schedule_flops": ".est",
+    "subnetwork_flops": ".est",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

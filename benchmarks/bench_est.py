@@ -1,0 +1,62 @@
+"""est: time of one training step (forward + backward + AdamW) of a sampled subnetwork, realised by slicing weights
+and skipping blocks, against the full model and against zero-masking the same subnetwork (the peer with no saving).
+
+Both shapes of the default schedule are timed: stage 1 (half the layers, half the heads and MLP units) and stage 2
+(all layers, half the heads and units). Sliced and masked outputs must agree (same subnetwork, same weights); the
+analytic FLOPs ratio is printed beside the time ratio. Median of ``repeat`` steps; the cores are shared, so expect
+noise. Exits non-zero only if the outputs disagree.
+
+Run: python benchmarks/bench_est.py [n_embd] [n_layer]
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+import torch
+
+from icml24.llm import GPT, EvolvingSubnetworkSchedule, GPTConfig, SubnetworkSampler, subnetwork_flops
+
+
+def _step_time(model, optimizer, x, subnetwork, mode: str, repeat: int) -> float:
+    times = []
+    for _ in range(repeat + 1):
+        start = time.perf_counter()
+        _, loss = model(x, x, subnetwork=subnetwork, mode=mode)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times[1:])  # the first step warms up
+
+
+def main(n_embd: int = 128, n_layer: int = 4, batch: int = 16, repeat: int = 7) -> int:
+    torch.set_num_threads(1)
+    config = GPTConfig(block_size=64, n_layer=n_layer, n_head=4, n_embd=n_embd)
+    model = GPT(config, generator=torch.Generator().manual_seed(0))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    x = torch.randint(0, config.vocab_size, (batch, config.block_size), generator=torch.Generator().manual_seed(1))
+    sampler = SubnetworkSampler(config, EvolvingSubnetworkSchedule.default(), torch.Generator().manual_seed(2))
+    size = f"{model.num_params() / 1e6:.2f}M params, batch {batch}x{config.block_size}"
+    full_s = _step_time(model, optimizer, x, None, "slice", repeat)
+    full_flops = subnetwork_flops(config, None, batch, config.block_size)
+    failed = 0
+    for stage, step in (("stage 1", 0), ("stage 2", 3)):
+        sub = sampler.sample(step, 10)
+        with torch.no_grad():
+            agree = torch.allclose(model(x, subnetwork=sub)[0], model(x, subnetwork=sub, mode="mask")[0], atol=1e-4)
+        failed += not agree
+        sliced_s = _step_time(model, optimizer, x, sub, "slice", repeat)
+        masked_s = _step_time(model, optimizer, x, sub, "mask", repeat)
+        flops_ratio = subnetwork_flops(config, sub, batch, config.block_size) / full_flops
+        print(f"{stage} subnetwork vs full model, {size}: sliced {sliced_s * 1e3:.1f} ms, full {full_s * 1e3:.1f} "
+              f"ms, time ratio {sliced_s / full_s:.2f} (analytic FLOPs ratio {flops_ratio:.2f})")
+        print(f"{stage} slicing vs zero-masking, {size}: sliced {sliced_s * 1e3:.1f} ms, masked {masked_s * 1e3:.1f} "
+              f"ms, ratio {sliced_s / masked_s:.2f}, outputs agree: {agree}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*map(int, sys.argv[1:3])))

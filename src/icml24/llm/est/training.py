@@ -1,0 +1,191 @@
+"""Training with evolving subnetworks (EST, Li et al., ICML 2024, Alg. of Sec. 3): a fresh subnetwork per step,
+one AdamW optimizer throughout (our choice), analytic FLOPs per step, held-out evaluation, checkpoint/resume.
+
+With ``schedule=EvolvingSubnetworkSchedule.full()`` the same loop is the full-model baseline: the same seed gives
+the same initial weights, data order and learning-rate schedule, so only the subnetworks differ.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from icml24._validation import FittedAttributes, check_finite, check_positive
+
+from .flops import subnetwork_flops
+from .model import GPT, GPTConfig
+from .schedule import EvolvingSubnetworkSchedule, SubnetworkSampler
+
+
+def _as_tokens(name: str, tokens, vocab_size: int, length: int) -> torch.Tensor:
+    if tokens is None:
+        raise ValueError(f"{name} is required: a 1-d array of token ids")
+    check_finite(name, tokens)
+    out = torch.as_tensor(np.asarray(tokens)).long().reshape(-1)
+    if out.numel() < length + 2:
+        raise ValueError(f"{name} has {out.numel()} tokens; need more than block_size + 1 = {length + 1}")
+    if int(out.min()) < 0 or int(out.max()) >= vocab_size:
+        raise ValueError(f"{name} holds ids outside [0, {vocab_size}); encode the text with vocab_size ids")
+    return out
+
+
+class EvolvingSubnetworkTrainer(FittedAttributes):
+    """Train a :class:`GPT` for ``steps`` steps of ``batch_size`` x ``block_size`` tokens under ``schedule``.
+
+    Args:
+        config: the model architecture.
+        schedule: the evolving schedule (default: ``EvolvingSubnetworkSchedule.default()``); ``.full()`` = baseline.
+        steps, batch_size: the run's length (same tokens for any schedule).
+        lr, min_lr_ratio, warmup: linear warm-up over ``warmup`` x steps, then cosine decay to ``min_lr_ratio`` x lr.
+        weight_decay, grad_clip: AdamW decay on matrices only, and gradient-norm clipping (0 disables).
+        eval_every, eval_batches: held-out loss of the full model every ``eval_every`` steps (and at the end), on
+            ``eval_batches`` fixed batches of evenly spaced windows.
+        checkpoint_path, checkpoint_every: where and how often to save; ``fit`` resumes from an existing file.
+        seed: derives the initial weights, the data order and the subnetwork draws (three independent streams).
+
+    Learned state: ``model_``, ``train_loss_`` (per step), ``step_flops_`` (analytic, per step), ``step_seconds_``
+    (wall clock per step, evaluation excluded), ``evals_`` (dicts with step, tokens, flops, seconds, val_loss),
+    ``total_flops_``, ``final_val_loss_``.
+    """
+
+    def __init__(self, config: GPTConfig, schedule: EvolvingSubnetworkSchedule | None = None, steps: int = 1000,
+                 batch_size: int = 16, lr: float = 3e-3, min_lr_ratio: float = 0.1, warmup: float = 0.05,
+                 weight_decay: float = 0.1, grad_clip: float = 1.0, eval_every: int = 100, eval_batches: int = 8,
+                 checkpoint_path: str | Path | None = None, checkpoint_every: int = 0, seed: int = 0):
+        self.config = config
+        self.schedule = schedule if schedule is not None else EvolvingSubnetworkSchedule.default()
+        self.steps, self.batch_size = int(steps), int(batch_size)
+        self.lr, self.min_lr_ratio, self.warmup = lr, min_lr_ratio, warmup
+        self.weight_decay, self.grad_clip = weight_decay, grad_clip
+        self.eval_every, self.eval_batches = int(eval_every), int(eval_batches)
+        self.checkpoint_path = Path(checkpoint_path) if checkpoint_path is not None else None
+        self.checkpoint_every = int(checkpoint_every)
+        self.seed = int(seed)
+        for name in ("steps", "batch_size", "eval_every", "eval_batches"):
+            check_positive(name, getattr(self, name))
+        check_positive("lr", lr)
+        for name in ("min_lr_ratio", "warmup", "weight_decay", "grad_clip"):
+            check_positive(name, getattr(self, name), allow_zero=True)
+
+    def learning_rate(self, step: int) -> float:
+        """Warm-up then cosine decay; the same for every schedule (the paper's comparison keeps it fixed)."""
+        warm = max(1, round(self.warmup * self.steps))
+        if step < warm:
+            return self.lr * (step + 1) / warm
+        progress = (step - warm) / max(1, self.steps - warm)
+        floor = self.min_lr_ratio * self.lr
+        return floor + 0.5 * (self.lr - floor) * (1 + math.cos(math.pi * min(1.0, progress)))
+
+    def _streams(self) -> tuple[torch.Generator, torch.Generator, torch.Generator]:
+        seeds = np.random.SeedSequence(self.seed).generate_state(3)
+        return tuple(torch.Generator().manual_seed(int(s)) for s in seeds)
+
+    def _optimizer(self, model: GPT) -> torch.optim.AdamW:
+        decay = [p for p in model.parameters() if p.ndim >= 2]
+        rest = [p for p in model.parameters() if p.ndim < 2]
+        return torch.optim.AdamW([{"params": decay, "weight_decay": self.weight_decay},
+                                  {"params": rest, "weight_decay": 0.0}], lr=self.lr, betas=(0.9, 0.95))
+
+    def _batch(self, tokens: torch.Tensor, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        length = self.config.block_size
+        starts = torch.randint(0, tokens.numel() - length - 1, (self.batch_size,), generator=generator)
+        window = starts[:, None] + torch.arange(length + 1)
+        chunk = tokens[window]
+        return chunk[:, :-1], chunk[:, 1:]
+
+    @torch.no_grad()
+    def evaluate(self, tokens, model: GPT | None = None) -> float:
+        """Mean held-out loss (nats/token) of the full model on fixed, evenly spaced windows of ``tokens``."""
+        model = model if model is not None else self.model_
+        length = self.config.block_size
+        tokens = _as_tokens("tokens", tokens, self.config.vocab_size, length)
+        count = self.eval_batches * self.batch_size
+        starts = torch.linspace(0, tokens.numel() - length - 1, count).long()
+        was_training = model.training
+        model.eval()
+        total = 0.0
+        for chunk in starts.split(self.batch_size):
+            window = tokens[chunk[:, None] + torch.arange(length + 1)]
+            total += model(window[:, :-1], window[:, 1:])[1].item() * chunk.numel()
+        model.train(was_training)
+        return total / count
+
+    def fit(self, train_tokens, val_tokens, progress: Callable[..., Iterable[int]] | None = None,
+            stop_after: int | None = None) -> EvolvingSubnetworkTrainer:
+        """Train (resuming from ``checkpoint_path`` if it exists); ``stop_after`` ends this call after that step
+        count (an interruption), leaving a checkpoint to resume from. ``progress(iterable, description=, total=)``
+        wraps the step loop (e.g. ``ctx.progress``)."""
+        cfg = self.config
+        train = _as_tokens("train_tokens", train_tokens, cfg.vocab_size, cfg.block_size)
+        val = _as_tokens("val_tokens", val_tokens, cfg.vocab_size, cfg.block_size)
+        model_gen, data_gen, sampler_gen = self._streams()
+        model = GPT(cfg, generator=model_gen)
+        optimizer = self._optimizer(model)
+        sampler = SubnetworkSampler(cfg, self.schedule, sampler_gen)
+        state = {"step": 0, "train_loss": [], "step_flops": [], "step_seconds": [], "evals": []}
+        if self.checkpoint_path is not None and self.checkpoint_path.exists():
+            saved = torch.load(self.checkpoint_path, weights_only=False)
+            model.load_state_dict(saved["model"])
+            optimizer.load_state_dict(saved["optimizer"])
+            data_gen.set_state(saved["data_generator"])
+            sampler.load_state_dict(saved["sampler"])
+            state = saved["state"]
+        end = self.steps if stop_after is None else min(self.steps, int(stop_after))
+        steps: Iterable[int] = range(state["step"], end)
+        if progress is not None:
+            steps = progress(steps, description="EST training", total=end - state["step"])
+        model.train()
+        for step in steps:
+            started = time.perf_counter()
+            for group in optimizer.param_groups:
+                group["lr"] = self.learning_rate(step)
+            x, y = self._batch(train, data_gen)
+            subnetwork = None if self.schedule.is_full() else sampler.sample(step, self.steps)
+            _, loss = model(x, y, subnetwork=subnetwork)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if self.grad_clip > 0:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), self.grad_clip)
+            optimizer.step()
+            state["step_seconds"].append(time.perf_counter() - started)
+            check_finite("training loss", loss.detach())
+            state["train_loss"].append(loss.item())
+            state["step_flops"].append(subnetwork_flops(cfg, subnetwork, self.batch_size, cfg.block_size))
+            state["step"] = step + 1
+            if state["step"] % self.eval_every == 0 or state["step"] == self.steps:
+                tokens = state["step"] * self.batch_size * cfg.block_size
+                state["evals"].append({"step": state["step"], "tokens": tokens,
+                                       "flops": float(sum(state["step_flops"])),
+                                       "seconds": float(sum(state["step_seconds"])),
+                                       "val_loss": self.evaluate(val, model)})
+            if self.checkpoint_path is not None and (state["step"] == end or (
+                    self.checkpoint_every and state["step"] % self.checkpoint_every == 0)):
+                self._save(model, optimizer, data_gen, sampler, state)
+        self.model_ = model
+        self.train_loss_ = np.array(state["train_loss"])
+        self.step_flops_ = np.array(state["step_flops"], dtype=float)
+        self.step_seconds_ = np.array(state["step_seconds"])
+        self.evals_ = list(state["evals"])
+        self.steps_done_ = state["step"]
+        self.total_flops_ = float(self.step_flops_.sum())
+        self.final_val_loss_ = self.evals_[-1]["val_loss"] if self.evals_ else math.nan
+        return self
+
+    def _save(self, model, optimizer, data_gen, sampler, state) -> None:
+        self.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.checkpoint_path.with_name(self.checkpoint_path.name + ".tmp")
+        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                    "data_generator": data_gen.get_state(), "sampler": sampler.state_dict(), "state": state,
+                    "config": self.config}, tmp)
+        os.replace(tmp, self.checkpoint_path)
+
+    def flops_saving(self) -> float:
+        """1 - sum_t FLOPs(subnetwork_t) / (steps x FLOPs(full model)) over the steps run."""
+        full = subnetwork_flops(self.config, None, self.batch_size, self.config.block_size)
+        return 1.0 - self.total_flops_ / (full * len(self.step_flops_))
