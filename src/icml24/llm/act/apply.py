@@ -25,12 +25,18 @@ _STATE = "_act_state"
 
 
 class _LayerState:
-    """What the registered function needs on one attention module: heads to calibrate and the fallback."""
+    """What the registered function needs on one attention module: heads to calibrate and the fallback.
 
-    def __init__(self, calibration: AttentionCalibration | None, heads: torch.Tensor | None, fallback):
+    ``heads`` calibrates the same heads in every batch row; ``row_heads`` (used by the batched head search) gives
+    one head per batch row instead (``-1``: none), so one forward evaluates many single-head calibrations.
+    """
+
+    def __init__(self, calibration: AttentionCalibration | None, heads: torch.Tensor | None, fallback,
+                 row_heads: torch.Tensor | None = None):
         self.calibration = calibration
         self.heads = heads
         self.fallback = fallback
+        self.row_heads = row_heads
 
 
 def normalize_heads(heads, num_layers: int, num_heads: int) -> dict[int, list[int]]:
@@ -74,9 +80,9 @@ def attention_modules(model: nn.Module) -> dict[int, nn.Module]:
     return dict(sorted(found.items()))
 
 
-def _allowed_from_mask(mask: torch.Tensor | None, num_queries: int, num_keys: int) -> torch.Tensor:
+def _allowed_from_mask(mask: torch.Tensor | None, num_queries: int, num_keys: int) -> torch.Tensor | None:
     if mask is None:
-        return causal_allowed(num_queries, num_keys)
+        return None  # plain causal: the calibration's fast path
     mask = mask[..., :num_keys]
     if mask.dtype == torch.bool:
         return mask
@@ -102,7 +108,7 @@ def act_attention_forward(module: nn.Module, query: torch.Tensor, key: torch.Ten
     state: _LayerState | None = getattr(module, _STATE, None)
     if state is None:
         raise RuntimeError("the 'act' attention ran on a module ACT is not attached to; use ACT(...).attach(model)")
-    if state.heads is None or state.calibration is None:
+    if state.calibration is None or (state.heads is None and state.row_heads is None):
         return state.fallback(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout, **kwargs)
     scaling = query.shape[-1] ** -0.5 if scaling is None else scaling
     key_states = _repeat_kv(key, module.num_key_value_groups)
@@ -115,14 +121,31 @@ def act_attention_forward(module: nn.Module, query: torch.Tensor, key: torch.Ten
     else:
         scores = scores.masked_fill(~causal_allowed(num_queries, num_keys).to(scores.device),
                                     torch.finfo(scores.dtype).min)
-    attn = torch.softmax(scores, dim=-1, dtype=torch.float32)
-    allowed = _allowed_from_mask(attention_mask, num_queries, num_keys).to(attn.device)
-    heads = state.heads.to(attn.device)
-    calibrated = state.calibration(attn.index_select(1, heads), allowed)  # ACT on the chosen heads only
-    attn = attn.index_copy(1, heads, calibrated).to(query.dtype)
+    attn = torch.softmax(scores, dim=-1, dtype=torch.float32)  # a fresh tensor: calibrated in place below
+    allowed = _allowed_from_mask(attention_mask, num_queries, num_keys)
+    if state.row_heads is not None:
+        _calibrate_row_heads(state, attn, allowed)
+    elif len(state.heads) == attn.shape[1]:
+        state.calibration(attn, allowed, inplace=True, normalized=True)
+    else:  # ACT on the chosen heads only: calibrate a copy of them, write it back
+        heads = state.heads.to(attn.device)
+        attn[:, heads] = state.calibration(attn[:, heads], allowed, inplace=True, normalized=True)
+    attn = attn.to(query.dtype)
     attn = nn.functional.dropout(attn, p=dropout, training=module.training)
     output = torch.matmul(attn, value_states).transpose(1, 2).contiguous()
     return output, attn
+
+
+def _calibrate_row_heads(state: _LayerState, attn: torch.Tensor, allowed: torch.Tensor | None) -> None:
+    """Calibrate head ``row_heads[b]`` of batch row ``b`` (none where it is -1), in place."""
+    row_heads = state.row_heads.to(attn.device)
+    if row_heads.shape != attn.shape[:1]:
+        raise ValueError(f"row_heads has {tuple(row_heads.shape)} entries for a batch of {attn.shape[0]} rows")
+    rows = torch.nonzero(row_heads >= 0).flatten()
+    heads = row_heads[rows]
+    if allowed is not None and allowed.ndim == 4:
+        allowed = allowed[rows if allowed.shape[0] == attn.shape[0] else 0, 0]
+    attn[rows, heads] = state.calibration(attn[rows, heads], allowed, inplace=True, normalized=True)
 
 
 def _register() -> None:

@@ -33,6 +33,7 @@ import torch
 from icml24._validation import check_finite, check_positive
 
 Tensor = torch.Tensor
+_CANCELLATION = 1e-2  # others_mass below this share of the row sum is recomputed exactly
 
 
 def causal_allowed(num_queries: int, num_keys: int, padding_mask: Tensor | None = None) -> Tensor:
@@ -60,17 +61,25 @@ def causal_allowed(num_queries: int, num_keys: int, padding_mask: Tensor | None 
     return allowed[:, None]
 
 
-def _allowed_for(attn: Tensor, allowed: Tensor | None) -> Tensor:
+def _allowed_for(attn: Tensor, allowed: Tensor | None) -> Tensor | None:
+    """The ``allowed`` mask as bool on ``attn``'s device; ``None`` stays ``None`` (plain causal, the fast path)."""
     if attn.ndim < 2:
         raise ValueError(f"attention must have shape [..., queries, keys], got {tuple(attn.shape)}")
     num_queries, num_keys = attn.shape[-2:]
+    if num_queries > num_keys:
+        raise ValueError(f"attention has more queries ({num_queries}) than keys ({num_keys}); it must be causal")
     if allowed is None:
-        allowed = causal_allowed(num_queries, num_keys)
+        return None
     if allowed.shape[-2:] != (num_queries, num_keys):
         raise ValueError(
             f"allowed mask must end in [{num_queries}, {num_keys}] like the attention, got {tuple(allowed.shape)}"
         )
     return allowed.to(device=attn.device, dtype=torch.bool)
+
+
+def _causal_viewers(num_queries: int, num_keys: int, dtype, device) -> Tensor:
+    """How many causal queries see each key: ``Lq`` for the keys before the first query, then ``Lk - j``."""
+    return (num_keys - torch.arange(num_keys, device=device)).clamp_max(num_queries).to(dtype)
 
 
 def _check_finite_sums(attn: Tensor, sums: Tensor) -> None:
@@ -93,6 +102,11 @@ def sink_scores(attn: Tensor, allowed: Tensor | None = None) -> Tensor:
         Tensor: ``[..., Lk]``; 0 for keys no query sees (padding).
     """
     allowed = _allowed_for(attn, allowed)
+    num_queries, num_keys = attn.shape[-2:]
+    if allowed is None:  # every query is real: one column-sum pass, no mask built
+        received = attn.sum(dim=-2)  # step 1
+        _check_finite_sums(attn, received)
+        return received / _causal_viewers(num_queries, num_keys, attn.dtype, attn.device)
     real_rows = allowed.any(dim=-1).to(attn.dtype).unsqueeze(-2)  # [..., 1, Lq]: padded queries do not vote
     received = torch.matmul(real_rows, attn).squeeze(-2)  # step 1: one read of attn, sum over real rows
     _check_finite_sums(attn, received)
@@ -108,14 +122,16 @@ def detect_sinks(attn: Tensor, threshold: float = 0.1, allowed: Tensor | None = 
         Tensor: bool ``[..., Lk]``, True at the sinks that ACT calibrates.
     """
     allowed = _allowed_for(attn, allowed)
-    scores = sink_scores(attn, allowed)
-    sinks = (scores > threshold) & allowed.any(dim=-2)  # step 2: col_j > alpha
+    sinks = sink_scores(attn, allowed) > threshold  # step 2: col_j > alpha
+    if allowed is not None:
+        sinks = sinks & allowed.any(dim=-2)
     if keep_first:
-        sinks = sinks & (sinks.long().cumsum(dim=-1) > 1)  # drop the first sink found (the official code's [1:])
+        sinks = sinks & (sinks.cumsum(dim=-1, dtype=torch.int32) > 1)  # drop the first sink (the official [1:])
     return sinks
 
 
-def calibrate_attention(attn: Tensor, sinks: Tensor, beta: float = 0.4, allowed: Tensor | None = None) -> Tensor:
+def calibrate_attention(attn: Tensor, sinks: Tensor, beta: float = 0.4, allowed: Tensor | None = None,
+                        inplace: bool = False, normalized: bool = False) -> Tensor:
     """Scale the sink columns by ``beta`` and give the removed mass to the other keys of each row.
 
     Args:
@@ -123,10 +139,18 @@ def calibrate_attention(attn: Tensor, sinks: Tensor, beta: float = 0.4, allowed:
         sinks (Tensor): bool ``[..., Lk]`` from :func:`detect_sinks`.
         beta (float): share of the attention a sink keeps. Default: 0.4.
         allowed (Tensor, optional): as in :func:`sink_scores`; rows that allow no key (padding) stay as they are.
+        inplace (bool): write the result into ``attn`` (which must then have the full batch shape) instead of a
+            new tensor. Default: False.
+        normalized (bool): trust that the rows of real queries sum to one (true of a softmax output, as inside
+            ACT's attention) and skip the row-sum pass; NaN/inf in ``attn`` then goes unchecked here (the
+            column sums of :func:`detect_sinks` check it). Default: False.
 
     Returns:
         Tensor: the calibrated map, same shape and dtype; row sums are preserved. When no map has a sink,
         ``attn`` itself is returned.
+
+    Cost: one read of ``attn`` (row sums, none when ``normalized``) and one write; the sink columns are handled
+    by gather/scatter of ``k`` columns, ``k`` the largest number of sinks in a map.
     """
     if not 0.0 <= beta <= 1.0:
         raise ValueError(f"beta must lie in [0, 1], got {beta}")
@@ -140,22 +164,38 @@ def calibrate_attention(attn: Tensor, sinks: Tensor, beta: float = 0.4, allowed:
     # gather the (few) sink columns of every map: [..., Lq, k]; maps with fewer sinks pad with non-sink columns
     flags, columns = sinks.to(attn.dtype).topk(num_sinks, dim=-1)  # sinks first; flags say which are real sinks
     batch_shape = torch.broadcast_shapes(attn.shape[:-2], columns.shape[:-1])
+    if inplace and tuple(batch_shape) != tuple(attn.shape[:-2]):
+        raise ValueError(f"inplace calibration needs attn with the full batch shape {tuple(batch_shape)}")
     attn = attn.expand(*batch_shape, *attn.shape[-2:])
-    index = columns.expand(*batch_shape, num_sinks).unsqueeze(-2).expand(*batch_shape, attn.shape[-2], num_sinks)
+    num_queries = attn.shape[-2]
+    index = columns.expand(*batch_shape, num_sinks).unsqueeze(-2).expand(*batch_shape, num_queries, num_sinks)
     at_sinks = attn.gather(-1, index)
     is_sink = (flags > 0).expand(*batch_shape, num_sinks).unsqueeze(-2)
-    # row sums in float64: the mass left off the sinks is a difference of nearly equal numbers when sinks dominate
-    sink_mass = torch.where(is_sink, at_sinks, 0.0).sum(dim=-1, dtype=torch.float64)  # step 3: sum_{j in S} A_ij
-    row_mass = attn.sum(dim=-1, dtype=torch.float64)
-    _check_finite_sums(attn, row_mass)
-    others_mass = row_mass - sink_mass  # attention left on the other tokens
+    sink_mass = torch.where(is_sink, at_sinks, 0.0).sum(dim=-1)  # step 3: sum_{j in S} A_ij
+    # the attention left on the other tokens: row sum minus sink mass (one read of attn, in its dtype); where the
+    # difference is small next to the row sum it loses digits, so those (rare) rows are summed again directly
+    if normalized:
+        row_mass = torch.ones(attn.shape[:-1], dtype=attn.dtype, device=attn.device)
+    else:
+        row_mass = attn.sum(dim=-1)
+        _check_finite_sums(attn, row_mass)
+    others_mass = row_mass - sink_mass
+    inexact = others_mass < _CANCELLATION * row_mass
+    if bool(inexact.any()):
+        rows = inexact.nonzero(as_tuple=True)
+        not_sink = (~sinks).expand(*batch_shape, attn.shape[-1])[rows[:-1]]
+        others_mass[rows] = (attn[rows] * not_sink).sum(dim=-1, dtype=torch.float64).to(attn.dtype)
     # a row with no non-sink mass cannot take the mass back (softmax rows never hit this); padded rows stay put
-    keep = (others_mass > 0) & allowed.any(dim=-1)
+    keep = others_mass > 0
+    if allowed is not None:
+        keep = keep & allowed.any(dim=-1)
     # step 4: every other key of row i grows by the factor 1 + (1 - beta) * sink_mass_i / others_mass_i
-    growth = torch.where(keep, (1.0 - beta) * sink_mass / others_mass.clamp_min(1e-300), 0.0).to(attn.dtype)
-    calibrated = attn * (1.0 + growth.unsqueeze(-1))  # the one full-size allocation
-    sink_values = torch.where(is_sink & keep.unsqueeze(-1), beta * at_sinks, calibrated.gather(-1, index))
-    return calibrated.scatter_(-1, index, sink_values)  # sinks keep beta of their attention
+    scale = 1.0 + torch.where(keep, (1.0 - beta) * sink_mass.double() / others_mass.double().clamp_min(1e-300), 0.0)
+    scale = scale.to(attn.dtype).unsqueeze(-1)
+    calibrated = attn.mul_(scale) if inplace else attn * scale  # the one full-size write
+    # sinks keep beta of their attention (rows that keep theirs: unchanged); padding columns of topk just grew
+    sink_values = torch.where(is_sink, torch.where(keep.unsqueeze(-1), beta * at_sinks, at_sinks), at_sinks * scale)
+    return calibrated.scatter_(-1, index, sink_values)
 
 
 class AttentionCalibration:
@@ -187,9 +227,12 @@ class AttentionCalibration:
         """Bool ``[..., Lk]``: the sinks this calibration would scale."""
         return detect_sinks(attn, self.threshold, allowed, self.keep_first)
 
-    def __call__(self, attn: Tensor, allowed: Tensor | None = None) -> Tensor:
-        """The calibrated attention ``[..., Lq, Lk]``."""
-        return calibrate_attention(attn, self.detect(attn, allowed), self.beta, allowed)
+    def __call__(self, attn: Tensor, allowed: Tensor | None = None, inplace: bool = False,
+                 normalized: bool = False) -> Tensor:
+        """The calibrated attention ``[..., Lq, Lk]`` (``inplace`` and ``normalized`` as in
+        :func:`calibrate_attention`)."""
+        return calibrate_attention(attn, self.detect(attn, allowed), self.beta, allowed, inplace=inplace,
+                                   normalized=normalized)
 
     def __repr__(self) -> str:
         return f"AttentionCalibration(threshold={self.threshold}, beta={self.beta}, keep_first={self.keep_first})"
