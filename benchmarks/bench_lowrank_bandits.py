@@ -1,12 +1,11 @@
 """Time one RS-PE policy evaluation at T = 20k: ours (vectorized) against the official loop code, same data.
 
-The official script (wilrev/LowRankBanditsTwoToInfinity, one file) is NOT part of this repository. Point the
-benchmark at a local copy of ``LowRankBanditsTwoToInfinity.py``:
+The official script (wilrev/LowRankBanditsTwoToInfinity, one file) is NOT part of this repository. The benchmark
+uses a local copy when it finds one: ``--official PATH``, else ``$ICML24_PEERS`` (default: ``peers/`` beside
+the repository) ``/LowRankBanditsTwoToInfinity/LowRankBanditsTwoToInfinity.py``.
 
-    python benchmarks/bench_lowrank_bandits.py --official /path/to/LowRankBanditsTwoToInfinity.py
-
-Both implementations get the same samples (the official generator's), so their estimates must agree; the
-script prints both errors, their difference and the time ratios. Without ``--official`` it times ours only.
+Both implementations get the same samples (the official generator's), so their estimates must agree; one line
+per comparison gives both times, the ratio and whether the outputs agree. Exit status 1 only if they disagree.
 """
 
 from __future__ import annotations
@@ -39,12 +38,21 @@ def _timed(fn, *args, repeats: int = 1):
     return result, best
 
 
-def main() -> None:
+def _default_official() -> Path | None:
+    import os
+
+    peers = Path(os.environ.get("ICML24_PEERS", Path(__file__).resolve().parents[2] / "peers"))
+    path = peers / "LowRankBanditsTwoToInfinity" / "LowRankBanditsTwoToInfinity.py"
+    return path if path.exists() else None
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--official", type=Path, default=None, help="path to LowRankBanditsTwoToInfinity.py")
     parser.add_argument("--horizon", type=int, default=20_000)
     args = parser.parse_args()
     horizon = args.horizon
+    path = args.official or _default_official()
 
     env = LowRankBandit.official_instance(50, 50, 2, rng=0)
     behaviour = env.uniform_behaviour
@@ -56,29 +64,31 @@ def main() -> None:
     _, ours_total = _timed(ours_end_to_end, 0, repeats=3)
     data = env.collect(horizon, behaviour, rng=0)
     _, ours_fit = _timed(lambda: RSPE(2, tau=1e-4).fit(*data, behaviour).evaluate(env.optimal_arms), repeats=3)
-    print(f"ours      sampling + RS-PE at T={horizon}: {ours_total * 1e3:8.1f} ms "
-          f"(RS-PE fit alone {ours_fit * 1e3:.1f} ms)")
-    if args.official is None:
-        print("official  skipped (pass --official PATH to a local copy of the official script)")
-        return
+    if path is None:
+        print(f"RS-PE m=n=50 T={horizon}: icml24 {ours_total * 1e3:.1f} ms end to end ({ours_fit * 1e3:.1f} ms fit); "
+              "official skipped (no local copy: pass --official PATH or set ICML24_PEERS)")
+        return 0
 
-    official = _load_official(args.official)
+    official = _load_official(path)
     matrix = official.true_matrix
-    pr = official.pr
-    samples, official_sampling = _timed(official.samples_generation, horizon, pr, matrix)
-    official_error, official_fit = _timed(official.DM_RS_MLB, samples, horizon, pr, 1e-4, matrix)
+    samples, official_sampling = _timed(official.samples_generation, horizon, official.pr, matrix)
+    official_error, official_fit = _timed(official.DM_RS_MLB, samples, horizon, official.pr, 1e-4, matrix)
     # the same samples through our estimator (official indices are 1-based)
     array = np.asarray(samples, dtype=float)
     contexts, arms, rewards = array[:, 0].astype(int) - 1, array[:, 1].astype(int) - 1, array[:, 2]
     same_env = LowRankBandit(matrix)
     target = np.asarray(official.best_arms) - 1
-    ours_value = RSPE(2, tau=1e-4).fit(contexts, arms, rewards, same_env.uniform_behaviour).evaluate(target)
-    ours_error = abs(ours_value - same_env.value(target))
-    print(f"official  sampling {official_sampling * 1e3:8.1f} ms, RS-PE fit {official_fit * 1e3:8.1f} ms")
-    print(f"speed-up  end to end x{(official_sampling + official_fit) / ours_total:.0f}, "
-          f"fit alone x{official_fit / ours_fit:.0f}")
-    print(f"same data: official error {official_error:.6f}, ours {ours_error:.6f}, "
-          f"difference {abs(official_error - ours_error):.2e}")
+    ours_value, ours_same = _timed(
+        lambda: RSPE(2, tau=1e-4).fit(contexts, arms, rewards, same_env.uniform_behaviour).evaluate(target))
+    difference = abs(official_error - abs(ours_value - same_env.value(target)))
+    agree = difference <= 1e-8 * max(1.0, abs(official_error))
+    verdict = f"outputs {'agree' if agree else 'DISAGREE'} (|error difference| {difference:.1e})"
+    official_total = official_sampling + official_fit
+    print(f"RS-PE fit, same 20k samples, m=n=50 T={horizon}: official {official_fit * 1e3:.0f} ms, icml24 "
+          f"{ours_same * 1e3:.1f} ms, ratio {official_fit / ours_same:.0f}x; {verdict}")
+    print(f"RS-PE sampling + fit, m=n=50 T={horizon}: official {official_total * 1e3:.0f} ms, icml24 "
+          f"{ours_total * 1e3:.1f} ms, ratio {official_total / ours_total:.0f}x (own samples: errors not compared)")
+    return 0 if agree else 1
 
 
 if __name__ == "__main__":

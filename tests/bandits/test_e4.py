@@ -33,7 +33,7 @@ def test_e4_batch_two_follows_the_allocation():
     log_t = np.log(10_000)
     alpha = (1 + 1 / np.log(log_t)) * (1 + 2 * np.log(log_t) / log_t)
     batch_two = run.batch_ends[1] - explore
-    expected = np.ceil(np.minimum(policy.allocation_.weights * alpha * log_t, 10_000 / 6)).sum()
+    expected = np.ceil(np.minimum(policy.allocation_.weights * alpha * log_t, min(log_t**2, 10_000 / 6))).sum()
     assert batch_two == expected
 
 
@@ -45,11 +45,44 @@ def test_e4_falls_back_to_elimination_when_test_fails():
     assert run.num_batches >= 3
 
 
-def test_e4_warns_when_two_arms_tie_for_best_and_regret_goes_linear():
+def test_e4_warns_on_tied_best_arms_and_only_the_official_gamma_goes_linear():
     bandit = LinearBandit(np.array([[1.0, 0.0], [0.9, 0.2], [0.0, 1.0]]), np.array([1.0, 0.5]))
     with pytest.warns(UserWarning, match=r"arms \[0, 1\] tie for the best mean: E4's stopping test"):
-        run = run_batched(E4(), bandit, 10_000, seed=0)
-    assert not run.info["chernoff_passed"] and run.final_regret > 0.1 * 10_000
+        ours = run_batched(E4(), bandit, 10_000, seed=0)
+    with pytest.warns(UserWarning, match="tie for the best mean"):
+        official = run_batched(E4(gamma=10), bandit, 10_000, seed=0)
+    assert not ours.info["chernoff_passed"] and not official.info["chernoff_passed"]
+    assert ours.info["elimination_batches"] >= 3 and ours.final_regret < 0.1 * 10_000  # elimination drops arm 2
+    assert official.info["elimination_batches"] == 1 and official.final_regret > 0.1 * 10_000
+
+
+class _NeverStops(E4):
+    """E4 whose stopping test cannot pass: the fallback path is forced."""
+
+    def stopping_threshold(self, t):
+        return float("inf")
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_e4_with_a_failing_stopping_test_eliminates_down_to_one_arm_on_a_random_instance(seed):
+    rng = np.random.default_rng(seed)  # random arms in [0, 0.7]^5 and arm 0 = theta = e1: every gap >= 0.3
+    arms = rng.uniform(0, 0.7, (20, 5))
+    arms[0] = np.eye(5)[0]
+    bandit = LinearBandit(arms, np.eye(5)[0])
+    horizon = 100_000
+    policy = _NeverStops()
+    run = run_batched(policy, bandit, horizon, seed=seed)
+    assert not run.info["chernoff_passed"] and run.info["chernoff_threshold"] == float("inf")
+    assert np.log(horizon) ** 2 < horizon  # T_3 = (log T)^{1+gamma} fits in the horizon
+    assert run.info["elimination_batches"] >= 2 and policy.phase_ == "exploit"
+    assert policy.active_.tolist() == [bandit.best_arm]  # one arm left: the optimal one
+    last = run.batch_ends[-1] - run.batch_ends[-2]
+    assert run.regret[-1] == run.regret[run.batch_ends[-2] - 1] and last > 0.3 * horizon  # commits to it
+    # the official gamma = 10 never gets there: batch 3 ((log T)^11 pulls) is cut by the horizon
+    official = _NeverStops(gamma=10)
+    run_official = run_batched(official, bandit, horizon, seed=seed)
+    assert run_official.info["elimination_batches"] == 1 and run_official.num_batches == 3
+    assert run_official.final_regret > 3 * run.final_regret
 
 
 def test_e4_rejects_tiny_horizon_and_a_one_arm_bandit():

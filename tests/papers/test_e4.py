@@ -1,5 +1,6 @@
 """The E4 reproduction: typed instance lists, one run per seed, across-seed best baselines, claims that can fail."""
 
+import numpy as np
 import pytest
 
 from icml24.core import Context
@@ -57,7 +58,15 @@ def test_best_baseline_is_the_minimum_of_mean_regrets_not_the_mean_of_minima():
 @pytest.mark.parametrize("claim_index,bad", [
     (0, {"eoo_d2_eps0p01_e4_regret": 900.0, "eoo_d2_eps0p01_best_baseline_regret": 1000.0}),
     (1, {"e4_three_batch_frac": 0.6}),
-    (2, {"random_k50_d20_e4_regret": 24_500.0, "random_k50_d20_best_batched_baseline_regret": 16_700.0}),
+    (2, {"random_k50_d20_random_order_e4_regret": 24_500.0,
+         "random_k50_d20_random_order_best_baseline_regret": 5_900.0}),
+    (3, {"eoo_d2_eps0p01_e4_growth_last": 1.02, "eoo_d2_eps0p01_e4_batches_T1000000": 9.0,
+         "batch_bound_largest_T": 7.8, "largest_T": 1e6}),  # too many batches
+    (3, {"eoo_d2_eps0p01_e4_growth_last": 2.5, "eoo_d2_eps0p01_e4_batches_T1000000": 3.0,
+         "batch_bound_largest_T": 7.8, "largest_T": 1e6}),  # regret / log T still growing
+    (4, {"random_k20_d10_e4_growth_last": 2.6, "random_k20_d10_e4_batches_T1000000": 7.0,
+         "batch_bound_largest_T": 7.8, "largest_T": 1e6, "random_k20_d10_e4_regret_T1000000": 64_000.0,
+         "random_k20_d10_phaelimd_regret_T1000000": 62_000.0}),
 ])
 def test_every_claim_can_fail(claim_index, bad):
     assert paper.CLAIMS[claim_index].evaluate(bad).status == "fails"
@@ -66,7 +75,26 @@ def test_every_claim_can_fail(claim_index, bad):
 def test_every_experiment_has_a_claim_and_settings():
     assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
     for exp in paper.PAPER.experiments.values():
-        assert exp.threads == 1 and exp.summarize is paper._best_baselines
+        assert exp.threads == 1
+        assert exp.summarize is (paper._horizon_summary if exp is paper.regret_vs_horizon else paper._best_baselines)
         for setting in ("quick", "full", "smoke"):
             exp.config(setting=setting)
     assert EOO.seeds == {"quick": 5, "full": 10, "smoke": 1}
+
+
+def test_random_regret_reports_both_protocols_and_the_official_gamma(tmp_path):
+    metrics = RANDOM(Context(seed=0, out_dir=tmp_path), instances=["5:3"], horizon=2000,
+                     algorithms=["e4", "e4-gamma10", "phaelimd", "endoa"])
+    for protocol in ("index_order", "random_order"):
+        for name in ("e4", "e4_gamma10", "phaelimd", "endoa"):
+            assert np.isfinite(metrics[f"random_k5_d3_{protocol}_{name}_regret"])
+    with pytest.raises(ValueError, match="protocols must be a non-empty subset of index_order, random_order"):
+        RANDOM(Context(seed=0, out_dir=tmp_path), instances=["5:3"], horizon=100, protocols=["by_name"])
+
+
+def test_horizon_summary_is_the_growth_of_mean_regret_per_log_t():
+    per_seed = [{"x_e4_regret_per_logT_T100": 10.0, "x_e4_regret_per_logT_T1000": 12.0},
+                {"x_e4_regret_per_logT_T100": 30.0, "x_e4_regret_per_logT_T1000": 28.0}]
+    assert paper._horizon_summary(per_seed) == {"x_e4_growth_last": pytest.approx(40.0 / 40.0)}
+    with pytest.raises(ValueError, match="must be eoo:d:eps or random:K:d"):
+        paper.regret_vs_horizon(Context(seed=0, out_dir="."), instances=["circle:3"], horizons=[100])

@@ -16,6 +16,7 @@ _EXPORTS: dict[str, str] = {
     "RSPE": ".lowrank",
     "RSBPI": ".lowrank",
     "RSRMIN": ".lowrank",
+    "ExploreSubspaceRefine": ".lowrank",
     "LinUCBOneHot": ".lowrank",
     "PairUCB": ".lowrank",
     "LinearBandit": ".linear_bandit",

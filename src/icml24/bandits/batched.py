@@ -140,8 +140,10 @@ def run_batched(policy: BatchedPolicy, bandit: LinearBandit, horizon: int, seed=
     tied = bandit.optimal_arms
     if policy.requires_unique_best and tied.size > 1:
         warnings.warn(f"arms {tied.tolist()} tie for the best mean: {type(policy).__name__}'s stopping test assumes a "
-                      "unique optimal arm and (almost) never passes, and its fallback can spend the rest of the "
-                      "horizon on a design over every arm: regret can grow linearly in T", UserWarning, stacklevel=2)
+                      "unique optimal arm and (almost) never passes, so it falls back to elimination, which cannot "
+                      "separate tied arms; with a batch 3 longer than the horizon (E4's gamma=10) it spends the rest "
+                      "of the horizon on a design over every arm and regret grows linearly in T",
+                      UserWarning, stacklevel=2)
     seed_seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     env_rng, policy_rng = (np.random.default_rng(s) for s in seed_seq.spawn(2))
     start = time.perf_counter()

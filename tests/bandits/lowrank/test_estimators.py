@@ -94,3 +94,18 @@ def test_rspe_on_too_few_samples_warns_instead_of_returning_zero_silently():
     with pytest.warns(UserWarning, match=r"phase 2 saw 1 distinct \(context, arm\) pairs, fewer than the 36"):
         estimate = RSPE(2).fit(*data).evaluate(env.optimal_arms)
     assert abs(estimate) < 1e-3 < env.optimal_value()  # what the warning is about: shrunk to ~0
+
+
+def test_phase1_samples_is_the_official_protocol(instance):
+    """Phase 1 sees the first T samples, phase 2 all of them: equal to our RS-PE only when T is all samples."""
+    env, data = instance
+    contexts, arms, rewards, behaviour = data
+    leaky = RSPE(2, phase1_samples=2000).fit(*data)
+    np.testing.assert_allclose(leaky.ips_matrix_, SIPS(2).fit(contexts[:2000], arms[:2000], rewards[:2000],
+                                                              behaviour).ips_matrix_)
+    subspace_only = RSPE(2).fit(contexts[:2000], arms[:2000], rewards[:2000], behaviour)
+    assert not np.allclose(leaky.theta_, subspace_only.theta_)  # the regression used the other 18k samples
+    everything = RSPE(2, phase1_samples=len(rewards)).fit(*data)
+    np.testing.assert_allclose(everything.theta_, RSPE(2).fit(*data).theta_)
+    with pytest.raises(ValueError, match="phase1_samples must be a positive int and cannot be combined with split"):
+        RSPE(2, split=0.5, phase1_samples=100)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from icml24._validation import NotFittedError
-from icml24.bandits.lowrank import RSRMIN, LinUCBOneHot, LowRankBandit, PairUCB
+from icml24.bandits.lowrank import RSRMIN, ExploreSubspaceRefine, LinUCBOneHot, LowRankBandit, PairUCB
 
 
 def test_regret_learners_run_and_are_deterministic():
@@ -37,3 +37,12 @@ def test_learners_before_run_raise_not_fitted(learner):
 def test_bad_hyperparameters_are_rejected_by_name(make, match):
     with pytest.raises(ValueError, match=match):
         make()
+
+
+def test_estr_is_rsrmin_with_the_sqrt_r_m_plus_n_t_exploration():
+    env = LowRankBandit.gaussian_instance(10, 8, 1, rng=0)
+    estr = ExploreSubspaceRefine(1)
+    regret = estr.run(env, 600, rng=3)
+    assert estr.exploration_rounds_ == int(np.ceil(np.sqrt(1 * 18 * 600)))
+    np.testing.assert_array_equal(regret, RSRMIN(1, exploration_rounds=estr.exploration_rounds_).run(env, 600, rng=3))
+    assert "ExploreSubspaceRefine(rank=1" in repr(estr)

@@ -7,7 +7,7 @@ phase 2 solves a misspecified linear problem in reduced features of dimension ``
 from .environment import LowRankBandit, as_policy_matrix
 from .estimators import IPS, RSBPI, RSPE, SBPI, SIPS, IPSGreedy
 from .features import ReducedFeatures
-from .regret import RSRMIN, LinUCBOneHot, PairUCB
+from .regret import RSRMIN, ExploreSubspaceRefine, LinUCBOneHot, PairUCB
 from .subspace import (
     SingularSubspaces,
     ips_matrix,
@@ -17,7 +17,7 @@ from .subspace import (
 )
 
 __all__ = [
-    "IPS", "IPSGreedy", "LinUCBOneHot", "LowRankBandit", "PairUCB", "RSBPI", "RSPE", "RSRMIN",
+    "IPS", "ExploreSubspaceRefine", "IPSGreedy", "LinUCBOneHot", "LowRankBandit", "PairUCB", "RSBPI", "RSPE", "RSRMIN",
     "ReducedFeatures", "SBPI", "SIPS",
     "SingularSubspaces", "as_policy_matrix", "ips_matrix", "pair_counts", "spectral_subspaces",
     "two_to_infinity_distance",

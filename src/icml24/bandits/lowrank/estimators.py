@@ -145,25 +145,36 @@ class RSPE(_PlugIn):
         rank (int): the rank ``r``.
         tau (float): ridge regularization (default 1e-4, the official value).
         split (float or None): fraction of samples for phase 1; ``None`` reuses all samples in both phases.
+        phase1_samples (int or None): if given, phase 1 uses only the first ``phase1_samples`` samples and phase 2
+            uses ALL samples passed to ``fit``. This is the official script's protocol: at every ``T`` of its curve
+            it builds the subspaces from the first ``T`` samples but fits the regression on all 20k, so its small-T
+            errors use data a learner with ``T`` samples does not have. Kept to reproduce the paper's curve;
+            leave it ``None`` for a leak-free estimate.
 
     Attributes:
         subspaces_, features_ (ReducedFeatures), theta_ ``[d]``, reward_matrix_ ``[m, n]``.
     """
 
-    def __init__(self, rank: int, tau: float = 1e-4, split: float | None = None):
+    def __init__(self, rank: int, tau: float = 1e-4, split: float | None = None, phase1_samples: int | None = None):
         if rank < 1:
             raise ValueError(f"rank must be >= 1, got {rank}")
         check_positive("tau", tau, allow_zero=True)
         if split is not None and not 0.0 < split < 1.0:
             raise ValueError(f"split must lie in (0, 1) or be None (no split), got {split}")
+        if phase1_samples is not None and (split is not None or int(phase1_samples) < 1):
+            raise ValueError(f"phase1_samples must be a positive int and cannot be combined with split; got "
+                             f"phase1_samples={phase1_samples}, split={split}")
         self.rank = rank
         self.tau = tau
         self.split = split
+        self.phase1_samples = phase1_samples
 
     def fit(self, contexts, arms, rewards, behaviour, context_probs=None):
         contexts, arms, rewards, behaviour, omega = _validate_samples(contexts, arms, rewards, behaviour, context_probs)
         num_samples = len(rewards)
-        if self.split is None:
+        if self.phase1_samples is not None:  # the official script's protocol (see phase1_samples)
+            phase1, phase2 = slice(0, min(int(self.phase1_samples), num_samples)), slice(None)
+        elif self.split is None:
             phase1 = phase2 = slice(None)
         else:
             first = min(max(math.floor(self.split * num_samples), 1), num_samples - 1)
@@ -186,7 +197,8 @@ class RSPE(_PlugIn):
         return self
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(rank={self.rank}, tau={self.tau}, split={self.split})"
+        extra = "" if self.phase1_samples is None else f", phase1_samples={self.phase1_samples}"
+        return f"{type(self).__name__}(rank={self.rank}, tau={self.tau}, split={self.split}{extra})"
 
 
 class RSBPI(RSPE):

@@ -141,6 +141,32 @@ class RSRMIN(_OnlineLearner):
                 f"exploration_rounds={self.exploration_rounds}, ridge={self.ridge}, delta={self.delta})")
 
 
+class ExploreSubspaceRefine(RSRMIN):
+    """ESTR-style low-rank baseline (explore subspace, then refine; Jun et al., ICML 2019, as cited by the paper).
+
+    Stage 1 explores uniformly for ``T1 = ceil(scale sqrt(r (m + n) T))`` rounds (the length at which the
+    exploration cost ``T1`` balances the refine stage's ``r (m + n) T / T1`` subspace-error cost) and estimates
+    the rank-``r`` subspaces; stage 2 runs LinUCB in the reduced features. This is LowOFUL with the penalty on
+    the perp-perp block taken to infinity (that block dropped), so it differs from RS-RMIN only in the
+    exploration schedule: a like-with-like, structure-aware comparison for RS-RMIN's ``(m + n)^{3/4} sqrt(T)``.
+
+    Args: as :class:`RSRMIN`; ``exploration_scale`` (default 1.0) multiplies ``sqrt(r (m + n) T)``.
+    """
+
+    def __init__(self, rank: int, exploration_scale: float = 1.0, exploration_rounds: int | None = None,
+                 ridge: float = 1e-2, delta: float | None = None, noise_std: float = 1.0):
+        super().__init__(rank, exploration_scale, exploration_rounds, ridge, delta, noise_std)
+
+    def exploration_length(self, shape: tuple[int, int], horizon: int) -> int:
+        if self.exploration_rounds is not None:
+            return int(min(max(self.exploration_rounds, 1), horizon))
+        length = math.ceil(self.exploration_scale * math.sqrt(self.rank * sum(shape) * horizon))
+        return int(min(max(length, 1), horizon))
+
+    def __repr__(self) -> str:
+        return super().__repr__().replace("RSRMIN", "ExploreSubspaceRefine", 1)
+
+
 class LinUCBOneHot(_OnlineLearner):
     """LinUCB (OFUL radius) on the ``m n`` one-hot features ``e_i (x) e_j``: ignores the low-rank structure.
 
