@@ -83,3 +83,15 @@ def test_nan_inputs_are_rejected_with_the_argument_named():
         multitask_vector(bad, "ta")
     with pytest.raises(ValueError, match="finite"):
         TALLMasks(lambdas=(0.2, 0.4)).fit(base, tuned, score=lambda t, v: float("nan"))
+
+
+def test_blocked_rule_equals_the_whole_tensor_formula():
+    from icml24.merging.ties import BLOCK
+
+    g = torch.Generator().manual_seed(2)
+    tv = torch.randn(4, BLOCK + 333, generator=g)
+    mtl = tv.sum(0)
+    lam = torch.tensor([0.2, 0.3, 0.5, 0.6])
+    expected = tv.abs() > lam.double().float().unsqueeze(1) * (mtl.unsqueeze(0) - tv).abs()
+    assert torch.equal(compute_tall_masks(tv, mtl, lam), expected)
+    assert torch.equal(compute_tall_masks(tv, mtl, 0.4), tv.abs() > 0.4 * (mtl - tv).abs())

@@ -53,3 +53,33 @@ def test_ties_not_fitted_and_nan_rejected():
         ties_vector(bad)
     with pytest.raises(ValueError, match="finetuned"):
         TIESMerging().fit(torch.zeros(5), bad)
+
+
+@pytest.mark.parametrize("aggregation", ["sum", "mean"])
+@pytest.mark.parametrize("density", [0.2, 1.0])
+def test_one_pass_ties_equals_the_three_steps_bit_for_bit_across_blocks(aggregation, density):
+    from icml24.merging.ties import BLOCK
+
+    g = torch.Generator().manual_seed(1)
+    tv = torch.randn(3, BLOCK + 77, generator=g)
+    tv[:, :50] = tv[:, :50].round()  # magnitude ties at the threshold and zeros
+    tv[1, 60:90], tv[2, 60:90] = 3.0, -3.0  # exact cancellation: the sum is 0, the majority sign decides
+    tv[:, 90:100] = 0.0
+    expected_trim = trim_top_k(tv, density)
+    expected = disjoint_merge(expected_trim, elect_sign(expected_trim), aggregation)
+    assert torch.equal(ties_vector(tv, density, aggregation), expected)
+    flipped = -tv  # the other majority sign
+    expected_trim = trim_top_k(flipped, density)
+    assert torch.equal(ties_vector(flipped, density, aggregation),
+                       disjoint_merge(expected_trim, elect_sign(expected_trim), aggregation))
+
+
+def test_threshold_is_exactly_torchs_kthvalue():
+    from icml24.merging.ties import _kth_largest
+
+    g = torch.Generator().manual_seed(3)
+    magnitude = torch.randn(4, 1001, generator=g).abs().round(decimals=1)  # many ties
+    for keep in (1, 200, 1001):
+        expected = magnitude.kthvalue(1001 - keep + 1, dim=1, keepdim=True).values
+        assert torch.equal(_kth_largest(magnitude, keep), expected)
+    assert torch.equal(_kth_largest(magnitude.double(), 5), magnitude.double().kthvalue(997, 1, True).values)

@@ -23,6 +23,8 @@ _EXPORTS: dict[str, str] = {
     "TASK_SPECS": ".images",
     "LABEL_MAPS": ".images",
     "label_map": ".images",
+    "pretraining_specs": ".images",
+    "pretraining_mixture": ".images",
     "text_corpus": ".text",
     "text_splits": ".text",
     "byte_tokens": ".text",

@@ -212,3 +212,48 @@ def image_tasks(source: str = "digits", specs: tuple[str, ...] | list[str] = TAS
         xs, ys, num_classes = derive_task(x, y, spec, shape, value_range)
         tasks.append(ImageTask(spec, num_classes, xs[train], ys[train], xs[val], ys[val], xs[test], ys[test]))
     return tasks
+
+
+def pretraining_specs(num_permutations: int = 12) -> tuple[str, ...]:
+    """A broad pre-training mixture of task specs, disjoint from :data:`TASK_SPECS` (the held-out tasks).
+
+    Every spec keeps 10 classes (label maps are digit shifts ``shift:k`` other than the held-out ``shift:3``), so
+    one ``[K, 10, H]`` bank of heads covers the mixture. It holds the identity, the mirror/transpose family
+    (``flip+rot90``, ``flip+rot180``, ...), inversions of those, shifted relabellings of rotated or inverted inputs
+    and ``num_permutations`` pixel permutations (``perm:100``, ... ; held-out tasks use ``perm:1``-``perm:3``), some
+    with shifted labels. The held-out rotations, ``invert``, ``flip`` and label maps parity / gt4 / mod3 / mod5
+    appear in no spec *alone*: a held-out task is a new combination the base model never trained on.
+    """
+    if num_permutations < 0:
+        raise ValueError(f"num_permutations must be >= 0, got {num_permutations}")
+    specs = ["identity"] + [f"shift:{k}" for k in (1, 2, 4, 5, 6, 7, 8, 9)]
+    specs += ["flip+rot90", "flip+rot180", "flip+rot270", "flip+rot180+invert", "flip+rot90+invert"]
+    specs += ["rot90+shift:5", "rot270+shift:2", "rot180+shift:7", "invert+shift:4", "flip+shift:6"]
+    specs += [f"perm:{100 + i}" + (f"+shift:{1 + i % 9}" if i % 2 else "") for i in range(num_permutations)]
+    held_out = set(TASK_SPECS)
+    assert not held_out & set(specs), "pre-training specs must not contain a held-out task"
+    return tuple(specs)
+
+
+def pretraining_mixture(source: str = "digits", specs: tuple[str, ...] | list[str] | None = None,
+                        indices: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The inputs of ``source`` under every pre-training spec: ``x [K, n, features]`` float32, ``y [K, n]`` int64.
+
+    ``indices`` selects the images (pass a split's train indices so that held-out validation and test images are
+    never seen in pre-training); every spec must keep 10 classes (see :func:`pretraining_specs`).
+    """
+    x, y, shape = load_source(source)
+    specs = pretraining_specs() if specs is None else tuple(specs)
+    if not specs:
+        raise ValueError("specs must name at least one pre-training task")
+    if indices is not None:
+        x, y = x[np.asarray(indices)], y[np.asarray(indices)]
+    value_range = (float(x.min()), float(x.max()))
+    xs, ys = [], []
+    for spec in specs:
+        xt, yt, num_classes = derive_task(x, y, spec, shape, value_range)
+        if num_classes != 10:
+            raise ValueError(f"pre-training spec {spec!r} leaves {num_classes} classes; use 10-class specs only")
+        xs.append(xt)
+        ys.append(yt)
+    return np.stack(xs), np.stack(ys)

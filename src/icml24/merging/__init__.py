@@ -24,6 +24,7 @@ _EXPORTS: dict[str, str] = {
     "PackedMasks": ".packed_masks",
     "CompressedCheckpoints": ".packed_masks",
     "storage_bits": ".packed_masks",
+    "task_vector_statistics": ".regime",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -21,7 +21,7 @@ from icml24._validation import check_finite, check_fitted
 from .packed_masks import CompressedCheckpoints, PackedMasks
 from .task_arithmetic import task_arithmetic_vector
 from .task_vectors import as_flat, check_finite_weights
-from .ties import ties_vector
+from .ties import BLOCK, ties_vector
 
 DEFAULT_LAMBDAS = (0.2, 0.3, 0.4, 0.5, 0.6)
 _MULTITASK = ("ta", "ties")
@@ -58,8 +58,14 @@ def compute_tall_masks(task_vectors: torch.Tensor, multitask_vector: torch.Tenso
     check_finite("lambdas", lam)
     if (lam < 0).any():
         raise ValueError("lambdas must be non-negative")
-    # TALL mask rule m_t = 1{|tau_t| > lambda_t |tau_MTL - tau_t|}: strict '>' keeps zero entries of tau_t out
-    return task_vectors.abs() > lam.unsqueeze(1) * (multitask_vector.unsqueeze(0) - task_vectors).abs()
+    lam = lam.unsqueeze(1)
+    masks = torch.empty(task_vectors.shape, dtype=torch.bool)
+    for start in range(0, task_vectors.shape[1], BLOCK):  # one read of the task vectors, temporaries in cache
+        block = task_vectors[:, start:start + BLOCK]
+        distance = (multitask_vector[start:start + BLOCK] - block).abs_().mul_(lam)
+        # TALL mask rule m_t = 1{|tau_t| > lambda_t |tau_MTL - tau_t|}: strict '>' keeps zero entries of tau_t out
+        masks[:, start:start + BLOCK] = block.abs() > distance
+    return masks
 
 
 class TALLMasks:

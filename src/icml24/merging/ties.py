@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 
 from .task_vectors import ScaledMerge, check_finite_weights
@@ -37,9 +38,22 @@ def trim_top_k(task_vectors: torch.Tensor, density: float = 0.2) -> torch.Tensor
     if keep == num_params:
         return task_vectors.clone()
     magnitude = task_vectors.abs()
-    # the keep-th largest magnitude of each row is its (P - keep + 1)-th smallest
-    threshold = magnitude.kthvalue(num_params - keep + 1, dim=1, keepdim=True).values
+    threshold = _kth_largest(magnitude, keep)
     return task_vectors * (magnitude >= threshold)  # TIES Algorithm 1, step 1 (trim)
+
+
+def _kth_largest(magnitude: torch.Tensor, keep: int) -> torch.Tensor:
+    """Each row's ``keep``-th largest value ``[T, 1]``: its ``(P - keep + 1)``-th smallest, by ``np.partition`` row by
+    row on CPU (introselect, ~10x faster than ``torch.kthvalue`` on millions of entries; the same value exactly)."""
+    kth = magnitude.shape[1] - keep
+    if magnitude.device.type != "cpu" or magnitude.requires_grad:
+        return magnitude.kthvalue(kth + 1, dim=1, keepdim=True).values
+    values = []
+    for row in magnitude.numpy():
+        nonzero = row[row != 0]  # introselect slows down on many equal entries; zeros are never above the rest
+        rank = len(nonzero) - keep
+        values.append([np.partition(nonzero, rank)[rank] if rank >= 0 else 0.0])
+    return torch.tensor(values, dtype=magnitude.dtype)
 
 
 def elect_sign(trimmed: torch.Tensor) -> torch.Tensor:
@@ -69,10 +83,55 @@ def disjoint_merge(trimmed: torch.Tensor, sign: torch.Tensor, aggregation: str =
     return total / agrees.sum(dim=0).clamp(min=1).to(total.dtype)
 
 
+#: Parameters per block in the one-pass kernels: ``T x 16384`` float32 temporaries stay in cache.
+BLOCK = 1 << 14
+
+
+def _thresholds(task_vectors: torch.Tensor, density: float) -> torch.Tensor | None:
+    """Each row's keep-th largest magnitude ``[T, 1]`` (``None`` when everything is kept), as ``trim_top_k``."""
+    num_params = task_vectors.shape[1]
+    keep = min(num_params, max(1, int(round(density * num_params))))
+    if keep == num_params:
+        return None
+    return _kth_largest(task_vectors.abs(), keep)
+
+
 def ties_vector(task_vectors: torch.Tensor, density: float = 0.2, aggregation: str = "mean") -> torch.Tensor:
-    """TIES multi-task vector: trim (top-``density``), elect sign, disjoint merge. ``[T, P]`` -> ``[P]``."""
-    trimmed = trim_top_k(task_vectors, density)
-    return disjoint_merge(trimmed, elect_sign(trimmed), aggregation)
+    """TIES multi-task vector: trim (top-``density``), elect sign, disjoint merge. ``[T, P]`` -> ``[P]``.
+
+    Equal, bit for bit, to ``disjoint_merge(t, elect_sign(t), aggregation)`` with ``t = trim_top_k(...)``, but
+    after the per-task thresholds it reads the task vectors once: block by block it forms the trimmed entries and
+    their sum, the sum of the positive and of the negative ones (and their counts), all in cache; the elected sign
+    then picks the positive or the negative sum per parameter.
+    """
+    if task_vectors.ndim != 2:
+        raise ValueError(f"task_vectors must be [num_tasks, num_params], got shape {tuple(task_vectors.shape)}")
+    if not 0.0 < density <= 1.0:
+        raise ValueError(f"density must be in (0, 1] (fraction of entries kept), got {density}")
+    if aggregation not in _AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {_AGGREGATIONS}, got {aggregation!r}")
+    check_finite_weights("task_vectors", task_vectors)
+    threshold = _thresholds(task_vectors, density)  # TIES Algorithm 1, step 1 (trim): one threshold per task
+    num_params = task_vectors.shape[1]
+    total, positive, negative = (torch.empty(num_params, dtype=task_vectors.dtype) for _ in range(3))
+    count_pos, count_neg = (torch.empty(num_params, dtype=torch.int64) for _ in range(2))
+    for start in range(0, num_params, BLOCK):
+        block = task_vectors[:, start:start + BLOCK]
+        trimmed = block if threshold is None else block * (block.abs() >= threshold)
+        part = slice(start, start + block.shape[1])
+        torch.sum(trimmed, dim=0, out=total[part])  # step 2 (elect) needs sum_t tau_hat_t
+        torch.sum(trimmed.clamp(min=0), dim=0, out=positive[part])  # step 3 for gamma = +1
+        torch.sum(trimmed.clamp(max=0), dim=0, out=negative[part])  # step 3 for gamma = -1
+        if aggregation == "mean":
+            torch.sum(trimmed > 0, dim=0, out=count_pos[part])
+            torch.sum(trimmed < 0, dim=0, out=count_neg[part])
+    sign = torch.sign(total)  # gamma = sgn(sum_t tau_hat_t); a zero sum takes the majority sign
+    majority = torch.sign(sign.sum())
+    up = (sign > 0) | ((sign == 0) & (majority >= 0))
+    merged = torch.where(up, positive, negative)
+    if aggregation == "sum":
+        return merged
+    return merged / torch.where(up, count_pos, count_neg).clamp(min=1).to(merged.dtype)
 
 
 class TIESMerging(ScaledMerge):
