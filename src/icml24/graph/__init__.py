@@ -34,6 +34,8 @@ _EXPORTS: dict[str, str] = {
     "smoothed_votes": ".certify",
     "flip_weights": ".certify",
     "path_costs": ".certify",
+    "path_cost": ".certify",
+    "RowNormalizedGCN": ".certify",
     "lp1": ".certify",
     "lp2": ".certify",
     "lp2_reduced": ".certify",

@@ -7,20 +7,25 @@ import time
 
 import numpy as np
 import scipy.sparse as sp
+import torch
 
 from icml24.core import Claim, Paper, experiment
 from icml24.data import cert_graph, cert_split, cert_votes
 from icml24.graph import (
+    GCN,
     CollectiveCertificate,
     NodeAwareSmoothing,
+    RowNormalizedGCN,
     attack_all_injections,
     bqclp_conditions,
     clopper_pearson,
     flip_weights,
     lp2,
+    path_cost,
     path_costs,
     samplewise_certified,
     samplewise_radius,
+    smoothed_votes,
     top_two,
 )
 
@@ -41,6 +46,10 @@ PAPER = Paper(
     deviations=[
         "LPs are solved with HiGHS (scipy) instead of MOSEK/Gurobi, and the certified ratios come from the exact "
         "symmetry-reduced LP2, whose optimum equals the paper's LP2 (checked by a claim).",
+        "The paper's certificate charges injected paths of 1 and 2 hops, which is not sound for its own 2-layer GCN "
+        "with symmetric normalization (that model reads the degrees of 2-hop neighbours, so injections 3 hops away "
+        "move it), so every certified ratio is reported twice: the paper's (hops=2) and the sound one (hops=3, "
+        "which also charges 3-hop paths at c3 = -ln(1 - (pe_bar pn_bar)^3)).",
         "The Clopper-Pearson level is the official alpha = 2 * 0.01 / 7 on every dataset, even on 6-class CiteSeer.",
         "Our smoothing deletes every edge of a deleted node (the certificate's model), while the official sampler "
         "drops edge (i, j), i < j, only when node j is deleted.",
@@ -53,10 +62,16 @@ PAPER = Paper(
 )
 
 RHOS = (20, 50, 80, 100, 120, 140, 160)
-PRESTUDY = {20: 0.95, 50: 0.895, 100: 0.80, 160: 0.685}  # pre-study on the official votes (spec page)
+# the official repository's shipped sample-wise curves on these targets (results_cora_GCN/.../certify_result_tau6_
+# seed2021-2025.pkl, mean over the 5 target sets); no collective curve is shipped and the tables were not retrievable
+OFFICIAL_SAMPLEWISE = {20: 1.0, 26: 0.994, 28: 0.964, 30: 0.686, 31: 0.0, 50: 0.0}
+# abstract: CiteSeer, injected nodes = 5% of the graph, GCN, (p_e, p_n) = (0.9, 0.8)
+PAPER_CITESEER_5PCT = {"samplewise": 0.0, "collective": 0.812}
+CITESEER_TOLERANCE = 0.05  # 100 targets x 5 seeds: binomial SE of the mean ~0.018, plus our own smoothed model
 ALPHA = 2 * 0.01 / 7
 OFFICIAL_FIRST_TARGET_SEED = 2021  # the official code draws target set s with random.seed(2021 + s)
-CERTIFICATES = ("collective", "samplewise", "samplewise_conservative", "combined")
+CERTIFICATES = ("collective", "samplewise", "samplewise_conservative", "combined", "collective_sound",
+                "combined_sound")
 
 
 def _adjacency(data) -> sp.csr_matrix:
@@ -85,12 +100,17 @@ def _certify_curves(adj, p_lower, p_upper, targets, rhos, tau, p_e, p_n) -> dict
     pl, pu = p_lower[targets], p_upper[targets]
     out = {name: np.zeros(len(rhos)) for name in (*CERTIFICATES, "lp_s")}
     for j, rho in enumerate(rhos):
-        cert = CollectiveCertificate(p_e, p_n, tau).fit(adj, pl, pu, targets, rho)
+        # "collective": the paper's certificate (hops=2); "collective_sound": hops=3, sound for the symmetric GCN
+        cert = CollectiveCertificate(p_e, p_n, tau, hops=2).fit(adj, pl, pu, targets, rho)
         sound = samplewise_certified(pl, pu, rho, tau, p_e, p_n, "conservative")
         # 'combined': the collective LP with m_v = 0 fixed for targets the conservative sample-wise rule certifies
-        fixed = CollectiveCertificate(p_e, p_n, tau).fit(adj, pl, pu, targets, rho, certified_mask=sound)
+        fixed = CollectiveCertificate(p_e, p_n, tau, hops=2).fit(adj, pl, pu, targets, rho, certified_mask=sound)
         out["collective"][j] = cert.certified_ratio_
         out["combined"][j] = fixed.certified_ratio_
+        out["collective_sound"][j] = CollectiveCertificate(p_e, p_n, tau, hops=3).fit(
+            adj, pl, pu, targets, rho).certified_ratio_
+        out["combined_sound"][j] = CollectiveCertificate(p_e, p_n, tau, hops=3).fit(
+            adj, pl, pu, targets, rho, certified_mask=sound).certified_ratio_
         out["lp_s"][j] = cert.solution_.solve_seconds
         out["samplewise"][j] = samplewise_certified(pl, pu, rho, tau, p_e, p_n, "official").mean()
         out["samplewise_conservative"][j] = sound.mean()
@@ -98,7 +118,10 @@ def _certify_curves(adj, p_lower, p_upper, targets, rhos, tau, p_e, p_n) -> dict
 
 
 def _curve_metrics(curves, rhos) -> dict[str, float]:
-    return {f"{name}_rho{rho}": float(curves[name][j]) for j, rho in enumerate(rhos) for name in CERTIFICATES}
+    metrics = {f"{name}_rho{rho}": float(curves[name][j]) for j, rho in enumerate(rhos) for name in CERTIFICATES}
+    cost = curves["collective"] - curves["collective_sound"]  # what soundness for the symmetric GCN costs
+    metrics["sound_cost_max"] = float(cost.max())
+    return metrics
 
 
 def _plot(ctx, name, rhos, curves, title, p_lower, p_upper, targets, tau, p_e, p_n):
@@ -113,7 +136,8 @@ def _plot(ctx, name, rhos, curves, title, p_lower, p_upper, targets, tau, p_e, p
         radius = samplewise_radius(p_lower[targets], p_upper[targets], tau, p_e, p_n, variant)
         ratio = (radius[:, None] >= dense[None, :]).mean(0)
         ax.plot(dense, ratio, style, color="tab:orange", label=f"sample-wise ({variant} rule)")
-    for key, label, color in (("collective", "collective LP2", "tab:blue"),
+    for key, label, color in (("collective", "collective LP2 (paper, 2 hops)", "tab:blue"),
+                              ("collective_sound", "collective LP2 (sound, 3 hops)", "tab:purple"),
                               ("combined", "collective + sample-wise fix", "tab:green")):
         ax.plot(rhos, curves[key], marker="o", color=color, label=label, alpha=0.85)
     ax.set_xlabel("injected nodes rho")
@@ -133,18 +157,22 @@ def _max_over_seeds(*keys: str):
 
 @experiment(PAPER, quick={"full_lp_rho": 100, "seeds": 5}, full={"full_lp_rho": 160, "seeds": 5},
             smoke={"rhos": [20, 50, 100, 160], "full_lp_rho": 4}, threads=1,
-            summarize=_max_over_seeds("samplewise_last_nonzero_rho", "lp2_optimum_gap"))
+            summarize=_max_over_seeds("samplewise_last_nonzero_rho", "lp2_optimum_gap", "sound_cost_max"))
 def official_votes(ctx, rhos: list[int] = RHOS, tau: int = 6, full_lp_rho: int = 100) -> dict[str, float]:
     """Certified ratio vs rho on the official Cora-ML GCN votes (p_e=0.9, p_n=0.8), official split and targets.
 
     Runner seed s certifies the official code's s-th target set (100 correctly classified test nodes), so the
     mean over seeds 0-4 is the official average over its five target sets. The paper's LP2 (all rho x n variables
     of A1) is solved at ``full_lp_rho`` beside the exact symmetry-reduced LP2 on the same targets; the claim takes
-    the largest gap over seeds. Wall times are in the ``timings`` artifact.
+    the largest gap over seeds. Wall times are in the ``timings`` artifact. Every collective ratio is computed with
+    the paper's certificate (``collective_rho*``, 2 hops) and with the one sound for this symmetric GCN
+    (``collective_sound_rho*``, 3 hops); ``sound_cost_max`` is the largest difference over the budgets. The
+    official sample-wise rule is also read at the budgets of the official repository's shipped curves
+    (``samplewise_at_rho*``).
 
     Measured before the runner took over repetition (quick, 5 target sets in one run): collective 0.95 / 0.894 /
-    0.80 / 0.688 at rho = 20 / 50 / 100 / 160, equal to the pre-study; sample-wise certifies nothing for rho >= 31;
-    reduced and full LP2 optima equal (gap 0).
+    0.80 / 0.688 at rho = 20 / 50 / 100 / 160; sample-wise certifies nothing for rho >= 31; reduced and full LP2
+    optima equal (gap 0). The 3-hop certificate changes one ratio by 0.01 (c3 = 8e-6 at p_e=0.9, p_n=0.8).
     """
     rho_list = _budgets(rhos)
     data, votes = cert_graph("cora_ml"), cert_votes(dataset="cora_ml", model="gcn", p_e=0.9, p_n=0.8)
@@ -157,10 +185,11 @@ def official_votes(ctx, rhos: list[int] = RHOS, tau: int = 6, full_lp_rho: int =
     metrics = _curve_metrics(curves, rho_list)
     radius = samplewise_radius(p_lower[targets], p_upper[targets], tau, 0.9, 0.8, "official")
     metrics["samplewise_last_nonzero_rho"] = float(radius.max())
+    metrics.update({f"samplewise_at_rho{r}": float((radius >= r).mean()) for r in OFFICIAL_SAMPLEWISE})
     c1, c2 = path_costs(0.9, 0.8)
     full = lp2(adj, targets, flip_weights(p_lower[targets], p_upper[targets]), full_lp_rho, tau, c1, c2,
                restrict=False)
-    reduced = CollectiveCertificate(0.9, 0.8, tau).fit(adj, p_lower, p_upper, targets, full_lp_rho)
+    reduced = CollectiveCertificate(0.9, 0.8, tau, hops=2).fit(adj, p_lower, p_upper, targets, full_lp_rho)
     metrics.update({
         "lp2_full_rho": float(full_lp_rho), "lp2_full_optimum": full.value,
         "lp2_full_variables": float(full.num_variables), "lp2_reduced_optimum": reduced.max_flipped_,
@@ -178,15 +207,19 @@ def official_votes(ctx, rhos: list[int] = RHOS, tau: int = 6, full_lp_rho: int =
 
 @experiment(PAPER, quick={"num_samples": 50_000, "seeds": 5}, full={"num_samples": 100_000, "seeds": 5},
             smoke={"num_samples": 200, "epochs": 5, "patience": 2, "rhos": [20], "timing_rho": 4}, threads=1,
-            summarize=_max_over_seeds("lp2_full_seconds"))
+            summarize=_max_over_seeds("lp2_full_seconds", "sound_cost_max"))
 def own_smoothing(ctx, dataset: str = "citeseer", model: str = "gcn", p_e: float = 0.9, p_n: float = 0.8,
                   num_samples: int = 100_000, epochs: int = 1000, patience: int = 30, rhos: list[int] = RHOS,
-                  injected_fraction: float = 0.05, tau: int = 6, timing_rho: int = 160) -> dict[str, float]:
+                  injected_fraction: float = 0.05, tau: int = 6, timing_rho: int = 160,
+                  normalization: str = "sym") -> dict[str, float]:
     """Our smoothing end to end: train, vote, certify; ratio at rho = 5% of the graph; LP2 time at rho = 160.
 
     One seed trains one smoothed model (``ctx.child_seed("smoothing")``) and certifies one draw of 100 correctly
     classified test nodes (``ctx.rng("targets")``); the claims read the mean ratio over seeds and the slowest
-    paper-LP2 solve over seeds. Other smoothing levels or a GAT run via ``--set p_e=..,p_n=..,model=gat``.
+    paper-LP2 solve over seeds. Other smoothing levels or a GAT run via ``--set p_e=..,p_n=..,model=gat``; a
+    row-normalized GCN (2-hop receptive field, for which the paper's certificate is sound) via
+    ``--set normalization=row``. ``collective_5pct`` is the paper's certificate, ``collective_sound_5pct`` the 3-hop
+    one (sound for the default symmetric GCN).
     Training and voting wall times are in the ``timings`` artifact.
 
     Measured before the runner took over repetition (quick, one model and 5 target draws in one run): collective
@@ -199,7 +232,8 @@ def own_smoothing(ctx, dataset: str = "citeseer", model: str = "gcn", p_e: float
     rho_5 = int(round(injected_fraction * n))
     rho_list = sorted(set(budgets) | {rho_5})
     smoother = NodeAwareSmoothing(p_e=p_e, p_n=p_n, model=model, epochs=epochs, patience=patience,
-                                  num_samples=num_samples, alpha=ALPHA, seed=ctx.child_seed("smoothing"))
+                                  num_samples=num_samples, alpha=ALPHA, seed=ctx.child_seed("smoothing"),
+                                  normalization=normalization)
     start = time.perf_counter()
     smoother.fit(data, train, val)
     train_seconds = time.perf_counter() - start
@@ -221,6 +255,8 @@ def own_smoothing(ctx, dataset: str = "citeseer", model: str = "gcn", p_e: float
     metrics.update({
         "rho_5pct": float(rho_5), "collective_5pct": float(curves["collective"][j]),
         "samplewise_5pct": float(curves["samplewise"][j]), "combined_5pct": float(curves["combined"][j]),
+        "collective_sound_5pct": float(curves["collective_sound"][j]),
+        "combined_sound_5pct": float(curves["combined_sound"][j]),
         "smoothed_test_accuracy": float((top2[test, 0] == y[test]).mean()),
         "train_epochs": float(smoother.training_["epochs"]), "num_samples": float(num_samples),
         "timing_rho": float(timing_rho), "lp2_full_seconds": timed.solve_seconds,
@@ -254,16 +290,71 @@ def _two_hop_classifier(n, base, num_classes):
     return classify
 
 
-@experiment(PAPER, quick={"cases": 12}, full={"cases": 40}, smoke={"cases": 2}, threads=1)
-def soundness(ctx, cases: int = 12, num_nodes: int = 4) -> dict[str, float]:
+def _three_hop_classifier(n, base, num_classes):
+    def classify(perturbed):
+        walks = perturbed.astype(np.int32)
+        walks = walks + walks @ walks + walks @ walks @ walks  # an injected node within 3 hops shifts the label
+        near = walks[:, :, n:].sum(2) > 0
+        labels = (base[None, :] + perturbed[:, :, :n].any(2)) % num_classes
+        return np.where(near, (labels + 1) % num_classes, labels)
+
+    return classify
+
+
+def _star_regression(ctx, samples: int, p_e: float = 0.01, p_n: float = 0.01, num_mids: int = 15) -> dict[str, float]:
+    """Hub–mid–leaf star (2 num_mids + 1 nodes), the library's GCNs with hand-set weights (a leaf turns class 1 iff
+    the hub's degree reaches num_mids + 2), one featureless injected node with one edge to the hub (3 hops from
+    every leaf): leaves flipped, and leaves each certificate calls safe (rho = tau = 1), per normalization."""
+    mids = np.arange(1, num_mids + 1)
+    leaves = mids + num_mids
+    n = 2 * num_mids + 1
+    pairs = np.r_["1", np.stack([np.zeros(num_mids, dtype=int), mids]), np.stack([mids, leaves])]
+    edges = torch.tensor(np.c_[pairs, pairs[::-1]])
+    attacked = torch.cat([edges, torch.tensor([[0, n], [n, 0]])], dim=1)
+    x = torch.zeros(n + 1, 1)
+    x[0] = 1.0
+    adj = sp.csr_matrix((np.ones(edges.shape[1]), edges.numpy()), shape=(n, n))
+    threshold = 1.0 / np.sqrt(3.0 * (num_mids + 1.5))  # between 1/sqrt(d_mid d_hub) at d_hub = k + 1 and k + 2
+    out = {}
+    for name, cls in (("sym", GCN), ("row", RowNormalizedGCN)):
+        model = cls(1, 2, hidden_channels=2, dropout=0.0, input_dropout=False).eval()
+        with torch.no_grad():
+            model.lin1.weight[:] = 1.0
+            model.bias1[:] = torch.tensor([-0.05, -threshold])
+            model.lin2.weight[:] = torch.tensor([[0.0, 0.0], [1.0, -200.0]])
+            model.lin2.bias[:] = torch.tensor([0.0, -1e-4])
+        clean = smoothed_votes(model, x, edges, p_e, p_n, samples, 2, generator=ctx.torch_generator("star", "clean"))
+        after = smoothed_votes(model, x, attacked, p_e, p_n, samples, 2,
+                               generator=ctx.torch_generator("star", "attacked"))
+        order, count_a, count_b = top_two(clean.numpy()[leaves])
+        after = after.numpy()[leaves]
+        flipped = after[np.arange(num_mids), order[:, 0]] <= after[np.arange(num_mids), order[:, 1]]
+        p_a, p_b = clopper_pearson(count_a, count_b, samples, 0.01)
+        out[f"star_{name}_flips"] = float(flipped.sum())
+        for hops in (2, 3):
+            cert = CollectiveCertificate(p_e, p_n, tau=1, hops=hops).fit(adj, p_a, p_b, leaves, rho=1)
+            out[f"star_{name}_certified_h{hops}"] = float(cert.certified_count_)
+            out[f"star_{name}_violation_h{hops}"] = float(flipped.sum() > num_mids - cert.certified_count_)
+    return out
+
+
+@experiment(PAPER, quick={"cases": 12}, full={"cases": 40, "star_samples": 20_000},
+            smoke={"cases": 2, "star_samples": 500}, threads=1)
+def soundness(ctx, cases: int = 12, num_nodes: int = 4, star_samples: int = 4000) -> dict[str, float]:
     """Exhaustive injections on tiny random graphs with exact smoothed probabilities: do certified nodes flip?
 
-    Each case draws a random tree plus one edge, (p_e, p_n) and a two-hop base classifier from ``ctx.rng("case",
-    i)``, cycles (rho, tau) through (1, 2), (2, 1), (2, 2), and attacks with every injection; counts are totals
-    over the cases. Measured before the seed idiom changed the case draws (quick): 589 flips, 0 violations.
+    Each case draws a random tree plus one edge, (p_e, p_n) and a base classifier that reacts to injected nodes
+    within 2 hops, and one that reacts within 3 hops (the receptive field of a symmetric 2-layer GCN), from
+    ``ctx.rng("case", i)``, cycles (rho, tau) through (1, 2), (2, 1), (2, 2), and attacks with every injection;
+    counts are totals over the cases. ``three_hop_*``: flips of the 3-hop classifier that escape the paper's 2-hop
+    flip condition (``paper``) and the 3-hop one (``sound``). ``star_*``: the hub–mid–leaf star with the library's
+    GCNs (Monte Carlo votes, ``star_samples`` samples). Measured before the seed idiom changed the case draws
+    (quick): 589 flips, 0 violations.
     """
     totals = dict.fromkeys(("flips", "samplewise_certified", "samplewise_violations", "collective_violations",
-                            "official_rule_violations", "lp_violations", "injections"), 0.0)
+                            "official_rule_violations", "lp_violations", "injections", "three_hop_flips",
+                            "three_hop_violations_paper", "three_hop_violations_sound",
+                            "three_hop_lp_violations_sound"), 0.0)
     for case in range(cases):
         rng = ctx.rng("case", case)
         rho, tau = [(1, 2), (2, 1), (2, 2)][case % 3]
@@ -279,7 +370,7 @@ def soundness(ctx, cases: int = 12, num_nodes: int = 4) -> dict[str, float]:
         weights = flip_weights(p_a, p_b)
         c1, c2 = path_costs(p_e, p_n)
         conditions = bqclp_conditions(adj, targets, weights, result["a1"], result["a2"], c1, c2)
-        bound = CollectiveCertificate(p_e, p_n, tau).fit(adj, p_a, p_b, targets, rho).max_flipped_
+        bound = CollectiveCertificate(p_e, p_n, tau, hops=2).fit(adj, p_a, p_b, targets, rho).max_flipped_
         totals["flips"] += flipped.sum()
         totals["injections"] += flipped.shape[0]
         totals["samplewise_certified"] += sound.sum()
@@ -287,23 +378,45 @@ def soundness(ctx, cases: int = 12, num_nodes: int = 4) -> dict[str, float]:
         totals["official_rule_violations"] += flipped[:, official].sum()
         totals["collective_violations"] += (flipped & ~conditions).sum()
         totals["lp_violations"] += float(flipped.sum(1).max() > np.ceil(bound - 1e-6))
-    return {k: float(v) for k, v in totals.items()} | {"cases": float(cases)}
+        # the same graph against a classifier with a 3-hop receptive field
+        far = attack_all_injections(_three_hop_classifier(num_nodes, rng.integers(3, size=num_nodes + rho), 3),
+                                    adj, targets, rho, tau, p_e, p_n, 3)
+        _, p_a, p_b = top_two(far["clean_probs"])
+        weights, flipped = flip_weights(p_a, p_b), far["flipped"]
+        c3 = path_cost(3, p_e, p_n)
+        paper_ok = bqclp_conditions(adj, targets, weights, far["a1"], far["a2"], c1, c2)
+        sound_ok = bqclp_conditions(adj, targets, weights, far["a1"], far["a2"], c1, c2, c3)
+        sound_bound = CollectiveCertificate(p_e, p_n, tau, hops=3).fit(adj, p_a, p_b, targets, rho).max_flipped_
+        totals["three_hop_flips"] += flipped.sum()
+        totals["three_hop_violations_paper"] += (flipped & ~paper_ok).sum()
+        totals["three_hop_violations_sound"] += (flipped & ~sound_ok).sum()
+        totals["three_hop_lp_violations_sound"] += float(flipped.sum(1).max() > np.ceil(sound_bound - 1e-6))
+    return {k: float(v) for k, v in totals.items()} | {"cases": float(cases)} | _star_regression(ctx, star_samples)
+
+
+def _near(measured: float, paper: float, tolerance: float) -> bool:
+    return abs(measured - paper) <= tolerance
 
 
 CLAIMS = [
-    Claim("On the official Cora-ML votes our collective certified ratios equal the pre-study's (rho=20: 0.95, "
-          "50: 0.89-0.90, 100: 0.80, 160: 0.68-0.69; within 0.02) and sample-wise certifies nothing for rho >= 31",
+    Claim("On the official Cora-ML votes the official sample-wise rule reproduces the official repository's shipped "
+          "curves (within 0.02 at rho = 20, 31 and 50; within 0.10 at rho = 26-30, where our sampler deletes a node's "
+          "edges differently) and certifies nothing beyond rho = 30, while the paper's collective LP2 still certifies "
+          "a majority of the targets at rho = 160 (the paper's figure; no collective numbers are shipped)",
           experiment=official_votes,
-          check=lambda m: all(abs(m[f"collective_rho{r}"] - v) <= 0.02 for r, v in PRESTUDY.items())
-          and m["samplewise_last_nonzero_rho_max"] <= 30,
-          paper="pre-study, official formulation: 0.95 / 0.89-0.90 / 0.80 / 0.68-0.69; sample-wise 0 at rho >= 31"),
+          check=lambda m: all(_near(m[f"samplewise_at_rho{r}"], v, 0.02 if r in (20, 31, 50) else 0.10)
+                              for r, v in OFFICIAL_SAMPLEWISE.items())
+          and m["samplewise_last_nonzero_rho_max"] <= 30 and m["collective_rho160"] >= 0.5,
+          paper="official certify_result_tau6_seed2021-2025.pkl: sample-wise 1.00 / 0.994 / 0.964 / 0.686 / 0.0 at "
+                "rho = 20 / 26 / 28 / 30 / 31"),
     Claim("The exact symmetry-reduced LP2 has the same optimum as the paper's LP2 (on every target set)",
           experiment=official_votes, check=lambda m: m["lp2_optimum_gap_max"] <= 1e-4,
           paper="ours: M* = 19.384 at rho = 100 for both"),
-    Claim("With our smoothing on CiteSeer at rho = 5% of the graph, sample-wise certifies ~0% while collective "
-          "certifies a large share (collective >= 0.6, sample-wise <= 0.05)",
+    Claim(f"With our smoothing on CiteSeer at rho = 5% of the graph, the paper's numbers reproduce: sample-wise "
+          f"certifies 0.0% and the collective certificate 81.2% (within {CITESEER_TOLERANCE})",
           experiment=own_smoothing,
-          check=lambda m: m["collective_5pct"] >= 0.6 and m["samplewise_5pct"] <= 0.05,
+          check=lambda m: _near(m["collective_5pct"], PAPER_CITESEER_5PCT["collective"], CITESEER_TOLERANCE)
+          and m["samplewise_5pct"] <= PAPER_CITESEER_5PCT["samplewise"] + 0.005,
           paper="abstract: 0.0% (sample-wise) -> 81.2% (collective) on Citeseer, 5% injected nodes"),
     Claim("The paper's LP2 at the largest budget (rho = 160, CiteSeer) solves in under 60 s on every seed",
           experiment=own_smoothing, check=lambda m: m["lp2_full_seconds_max"] < 60.0,
@@ -314,4 +427,22 @@ CLAIMS = [
           check=lambda m: m["samplewise_violations"] == 0 and m["collective_violations"] == 0
           and m["lp_violations"] == 0 and m["flips"] > 0,
           paper="Theorems (certificates are sound for any base classifier)"),
+    Claim("The paper's certificate is not sound for a 2-layer GCN with symmetric normalization (receptive field 3 "
+          "hops): on the hub-mid-leaf star one injected edge flips more leaves than it allows and 3-hop flips escape "
+          "its condition on tiny graphs; the 3-hop certificate has no violation anywhere, and neither has the paper's "
+          "for the row-normalized GCN",
+          experiment=soundness,
+          check=lambda m: m["star_sym_violation_h2"] == 1 and m["star_sym_violation_h3"] == 0
+          and m["star_row_violation_h2"] == 0 and m["three_hop_violations_paper"] > 0
+          and m["three_hop_violations_sound"] == 0 and m["three_hop_lp_violations_sound"] == 0,
+          paper="ours (issue 27): the paper's Theorem assumes the 2-hop receptive field of the base GNN"),
+    Claim("Soundness for the symmetric GCN costs little at the paper's smoothing (p_e = 0.9, p_n = 0.8): the 3-hop "
+          "certificate certifies at most 0.02 less than the paper's at every budget on the official Cora-ML votes, "
+          "on every target set",
+          experiment=official_votes, check=lambda m: m["sound_cost_max_max"] <= 0.02,
+          paper="ours: c3 = -ln(1 - 0.02^3) = 8e-6 against c2 = 4e-4"),
+    Claim("Soundness for the symmetric GCN costs little on our smoothed CiteSeer GCN too: the 3-hop certificate "
+          "certifies at most 0.02 less than the paper's at every budget (5% of the graph included) on every seed",
+          experiment=own_smoothing, check=lambda m: m["sound_cost_max_max"] <= 0.02,
+          paper="ours: c3 = 8e-6 at p_e = 0.9, p_n = 0.8"),
 ]

@@ -8,7 +8,17 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from icml24.graph.certify import CollectiveCertificate, bqclp_optimum, flip_weights, lp1, lp2, lp2_reduced, path_costs
+from icml24.graph.certify import (
+    CollectiveCertificate,
+    bqclp_optimum,
+    flip_weights,
+    lp1,
+    lp2,
+    lp2_reduced,
+    path_cost,
+    path_costs,
+    three_hop_paths,
+)
 
 
 def random_instance(seed, n=30, num_targets=8, density=0.12):
@@ -96,6 +106,63 @@ def test_official_cora_votes_optimum():
     targets = np.array(random.Random(2021).sample(list(correct), 100))
     ei = data.edge_index.numpy()
     adj = sp.csr_matrix((np.ones(ei.shape[1]), ei), shape=(y.size, y.size))
-    cert = CollectiveCertificate(0.9, 0.8, 6).fit(adj, p_a, p_b, targets, rho=100)
+    cert = CollectiveCertificate(0.9, 0.8, 6, hops=2).fit(adj, p_a, p_b, targets, rho=100)  # the paper's LP2
     assert cert.max_flipped_ == pytest.approx(19.384, abs=1e-3)
     assert cert.certified_ratio_ == pytest.approx(0.80)
+    sound = CollectiveCertificate(0.9, 0.8, 6).fit(adj, p_a, p_b, targets, rho=100)  # 3 hops: c3 = 8e-6 is tiny
+    assert cert.max_flipped_ < sound.max_flipped_ < cert.max_flipped_ + 0.5
+
+
+def test_path_costs_and_three_hop_paths():
+    keep = 0.3 * 0.4
+    assert path_cost(3, 0.7, 0.6) == pytest.approx(-np.log(1 - keep**3))
+    assert path_costs(0.7, 0.6) == (path_cost(1, 0.7, 0.6), path_cost(2, 0.7, 0.6))
+    with pytest.raises(ValueError, match="path length"):
+        path_cost(0, 0.5, 0.5)
+    path = sp.csr_matrix(np.eye(4, k=1) + np.eye(4, k=-1))  # 0-1-2-3
+    three = three_hop_paths(path).toarray()
+    assert three[0, 2] == 1 and three[1, 3] == 1 and np.trace(three) == 0 and three[0, 3] == 0
+
+
+@pytest.mark.parametrize("seed,rho,tau", [(0, 3, 2), (2, 8, 6)])
+def test_three_hop_term_keeps_the_reduction_exact_and_only_adds(seed, rho, tau):
+    adj, targets, weights = random_instance(seed)
+    c1, c2 = path_costs(0.7, 0.6)
+    c3 = path_cost(3, 0.7, 0.6)
+    reduced = lp2_reduced(adj, targets, weights, rho, tau, c1, c2, c3=c3)
+    assert lp2(adj, targets, weights, rho, tau, c1, c2, c3=c3).value == pytest.approx(reduced.value, abs=1e-6)
+    full = lp2(adj, targets, weights, rho, tau, c1, c2, restrict=False, c3=c3).value
+    assert full == pytest.approx(reduced.value, abs=1e-6)  # N²[T] columns suffice
+    assert reduced.value >= lp2_reduced(adj, targets, weights, rho, tau, c1, c2).value - 1e-9
+    assert lp1(adj, targets, weights, rho, tau, c1, c2, c3=c3).value >= lp1(adj, targets, weights, rho, tau, c1,
+                                                                              c2).value - 1e-9
+    with pytest.raises(ValueError, match="c3"):
+        lp2_reduced(adj, targets, weights, rho, tau, c1, c2, c3=-1.0)
+
+
+def test_three_hop_term_reaches_targets_two_edges_from_the_injection():
+    """Path 0-1-2-3, target 3: an injected edge at node 1 reaches it in 3 hops; only c3 charges it."""
+    from icml24.graph.certify.bruteforce import bqclp_conditions
+
+    adj = np.eye(4, k=1) + np.eye(4, k=-1)
+    c1, c2 = path_costs(0.5, 0.5)
+    c3 = path_cost(3, 0.5, 0.5)
+    a1 = np.zeros((4, 1, 4), dtype=np.int8)
+    a1[np.arange(4), 0, np.arange(4)] = 1  # one injected edge, at node 0, 1, 2 or 3
+    a2 = np.zeros((4, 1, 1), dtype=np.int8)
+    weights = np.array([0.9 * c3])
+    two = bqclp_conditions(adj, [3], weights, a1, a2, c1, c2)[:, 0]
+    three = bqclp_conditions(adj, [3], weights, a1, a2, c1, c2, c3)[:, 0]
+    assert two.tolist() == [False, False, True, True] and three.tolist() == [False, True, True, True]
+
+
+def test_certificate_hops():
+    adj, targets, _ = random_instance(6, n=40, num_targets=10)
+    p_a, p_b = np.full(40, 0.9), np.full(40, 0.05)
+    two = CollectiveCertificate(0.5, 0.5, tau=2, hops=2).fit(adj, p_a, p_b, targets, rho=3)
+    three = CollectiveCertificate(0.5, 0.5, tau=2).fit(adj, p_a, p_b, targets, rho=3)
+    assert three.hops == 3 and three.max_flipped_ >= two.max_flipped_
+    assert three.solution_.num_variables >= two.solution_.num_variables  # N²[T] columns
+    with pytest.raises(ValueError, match="hops"):
+        CollectiveCertificate(hops=1).fit(adj, p_a, p_b, targets, rho=3)
+    assert "hops=3" in repr(three)

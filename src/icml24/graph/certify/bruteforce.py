@@ -48,20 +48,26 @@ def enumerate_injections(num_nodes: int, rho: int, tau: int,
 
 
 def bqclp_conditions(adj: np.ndarray, targets, weights, a1: np.ndarray, a2: np.ndarray, c1: float,
-                     c2: float) -> np.ndarray:
-    """``[S, |T|]`` booleans: target ``v`` satisfies the flip condition ``w_v <= c1 k1 + c2 k2`` under injection s."""
+                     c2: float, c3: float | None = None) -> np.ndarray:
+    """``[S, |T|]`` booleans: target ``v`` satisfies the flip condition ``w_v <= c1 k1 + c2 k2 (+ c3 k3)`` under
+    injection s (``k3 = eᵀ A1 Adj₃ e_v``, the 3-hop term of ``collective``, only when ``c3`` is given)."""
     adj = np.asarray(adj, dtype=float)
     a1f, a2f = a1.astype(float), a2.astype(float)
     one_hop = a1f.sum(1)  # eᵀ A1 e_v
     two_hop = (a1f @ adj).sum(1) + np.einsum("sij,sjv->sv", a2f, a1f)  # eᵀ (A1 Adj + A2 A1) e_v
+    charge = c1 * one_hop + c2 * two_hop
+    if c3 is not None:
+        paths3 = adj @ adj
+        np.fill_diagonal(paths3, 0.0)
+        charge = charge + c3 * (a1f @ paths3).sum(1)  # eᵀ A1 Adj₃ e_v
     targets = np.asarray(targets)
-    return np.asarray(weights)[None, :] <= c1 * one_hop[:, targets] + c2 * two_hop[:, targets] + 1e-12
+    return np.asarray(weights)[None, :] <= charge[:, targets] + 1e-12
 
 
-def bqclp_optimum(adj, targets, weights, rho: int, tau: int, c1: float, c2: float) -> int:
+def bqclp_optimum(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, c3: float | None = None) -> int:
     """Exact optimum of the BQCLP by enumeration: the most targets whose flip condition one injection meets."""
     a1, a2 = enumerate_injections(np.asarray(adj).shape[0], rho, tau)
-    return int(bqclp_conditions(adj, targets, weights, a1, a2, c1, c2).sum(1).max())
+    return int(bqclp_conditions(adj, targets, weights, a1, a2, c1, c2, c3).sum(1).max())
 
 
 def _graph_with_injection(adj: np.ndarray, a1: np.ndarray, a2: np.ndarray) -> np.ndarray:

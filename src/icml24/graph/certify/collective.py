@@ -17,8 +17,27 @@ can be flipped at once; the certified ratio is ``(#correct in T - ⌈M*⌉) / |T
   optimum over permutations gives a symmetric optimum ``A1[j, u] = a_u, z_j = z, Q[v, j] = q_v``; LP2 collapses to
   ``|N[T]| + 1 + 2|T|`` variables with the same optimum.
 
-Columns of ``A1`` outside the closed neighbourhood ``N[T]`` only consume degree budget, so every LP keeps the
-``N[T]`` columns (``restrict=True``, exact); ``restrict=False`` builds the paper's full ``rho × n`` matrix.
+**Soundness condition (receptive field).** The flip condition charges every way an injected node can reach ``v``
+in the smoothed graph; it is sound iff the base classifier's prediction at ``v`` cannot change unless an injected
+node lies within ``hops`` surviving edges of ``v``. The paper's condition is ``hops = 2``: right for a 2-layer GCN
+with row normalization ``D^-1 (A + I)`` and for a 2-layer GAT (softmax over the receiver's neighbours), not for the
+2-layer GCN with symmetric normalization ``D^-1/2 (A + I) D^-1/2`` (the paper's and the library's default): its
+output at ``v`` reads the degrees of the nodes 2 hops away, so an injected node 3 hops away changes it. ``c3`` adds
+
+    + c3 · eᵀ A1 Adj₃ e_v,    c3 = -ln(1 - (p̄_e p̄_n)³),    Adj₃ = Adj² with a zero diagonal,
+
+which makes the certificate sound for 3-hop receptive fields (``hops=3`` in :class:`CollectiveCertificate`). Why:
+any surviving path of length ``<= 3`` from an injected node to ``v`` ends in a suffix that starts at its last
+injected node and has only existing nodes inside; such a suffix is an injected edge to ``v`` (``A1``), to a neighbour
+(``A1 Adj``) or to a node two edges away (``A1 Adj₃``: injected node ``i``, edge ``i–u``, node ``u``, edge ``u–w``,
+node ``w``, edge ``w–v`` all survive, probability ``(p̄_e p̄_n)³``). The union of these events contains every
+event in which the injection can reach ``v``; the paper's product (Harris) bound over paths then applies unchanged.
+The walks ``i–v–w–v`` (the diagonal of ``Adj²``) contain the 1-hop path ``i–v`` and are not charged again; the
+paper's ``A2 A1`` term is kept as published (it is implied by the ``A1`` term, so keeping it is conservative).
+
+Columns of ``A1`` farther than ``hops - 1`` edges from every target only consume degree budget, so every LP keeps
+the columns ``N[T]`` (``N²[T]`` when ``c3`` is given; ``restrict=True``, exact); ``restrict=False`` builds the
+paper's full ``rho × n`` matrix.
 All LPs are solved with HiGHS (``scipy.optimize.linprog``; interior point with crossover for the large LP1/LP2,
 dual simplex for the small reduced LP), replacing the official MOSEK/Gurobi.
 """
@@ -34,6 +53,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 RELAXATIONS = ("lp2_reduced", "lp2", "lp1")
+HOPS = (2, 3)
 
 
 @dataclass
@@ -56,10 +76,27 @@ def flip_weights(p_lower, p_upper) -> np.ndarray:
 
 def path_costs(p_e: float, p_n: float) -> tuple[float, float]:
     """``(c1, c2)``: log-survival cost of one injected 1-hop edge and one injected 2-hop path."""
+    return path_cost(1, p_e, p_n), path_cost(2, p_e, p_n)
+
+
+def path_cost(length: int, p_e: float, p_n: float) -> float:
+    """``c_L = -ln(1 - (p̄_e p̄_n)^L)``: an injected path of ``L`` edges survives iff its ``L`` edges and its ``L``
+    nodes other than the target do."""
     if not (0.0 <= p_e <= 1.0 and 0.0 <= p_n <= 1.0):
         raise ValueError(f"p_e and p_n must lie in [0, 1], got p_e={p_e}, p_n={p_n}")
-    keep = (1.0 - p_e) * (1.0 - p_n)
-    return -math.log1p(-keep), -math.log1p(-keep * keep)
+    if length < 1:
+        raise ValueError(f"path length must be >= 1, got {length}")
+    return -math.log1p(-(((1.0 - p_e) * (1.0 - p_n)) ** length))
+
+
+def three_hop_paths(adj) -> sp.csr_matrix:
+    """``Adj₃[v, u]``: number of paths ``v–w–u`` with ``u != v`` (``Adj²`` without its diagonal)."""
+    adj = sp.csr_matrix(adj, dtype=float)
+    paths = (adj @ adj).tolil()
+    paths.setdiag(0)
+    paths = paths.tocsr()
+    paths.eliminate_zeros()
+    return paths
 
 
 def _prepare(adj, targets, weights, num_nodes_hint=None):
@@ -78,11 +115,25 @@ def _prepare(adj, targets, weights, num_nodes_hint=None):
     return adj, targets, weights
 
 
-def _columns(adj, targets, restrict: bool) -> np.ndarray:
-    """Existing nodes an injected edge may usefully reach: N[T] (or all nodes)."""
+def _columns(adj, targets, restrict: bool, paths3=None) -> np.ndarray:
+    """Existing nodes an injected edge may usefully reach: N[T], with ``paths3`` N²[T] (or all nodes)."""
     if not restrict:
         return np.arange(adj.shape[0])
-    return np.union1d(targets, adj[targets].indices)
+    cols = np.union1d(targets, adj[targets].indices)
+    return cols if paths3 is None else np.union1d(cols, paths3[targets].indices)
+
+
+def _three_hop_block(adj, targets, cols, c3):
+    """``(Adj₃[T, cols] as COO, c3)`` or ``None`` when the 3-hop term is off (``c3=None``)."""
+    if c3 is None:
+        return None
+    if not c3 >= 0:
+        raise ValueError(f"c3 must be a non-negative path cost (see path_cost), got {c3}")
+    return three_hop_paths(adj)[targets][:, cols].tocoo()
+
+
+def _paths3(adj, c3):
+    return None if c3 is None else three_hop_paths(adj)
 
 
 def _solve(cost, a_ub, b_ub, bounds, build_start: float, time_limit: float | None, method: str) -> LPSolution:
@@ -117,15 +168,16 @@ def _m_bounds(num_targets: int, fixed) -> np.ndarray:
 
 
 def lp2_reduced(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, certified_mask=None,
-                time_limit: float | None = None, method: str = "highs") -> LPSolution:
+                time_limit: float | None = None, method: str = "highs", c3: float | None = None) -> LPSolution:
     """Symmetry-reduced LP2: variables ``[m (t), a (k = |N[T]|), z, q (t)]``; same optimum as ``lp2``.
 
     ``certified_mask`` (bool per target) fixes ``m_v = 0`` for nodes already certified by another sound test.
+    ``c3`` (optional) adds the 3-hop term ``c3 Σ_u Adj₃[v, u] a_u`` (module docstring; ``k = |N²[T]|`` then).
     """
     start = time.perf_counter()
     adj, targets, weights = _prepare(adj, targets, weights)
     _check_budget(rho, tau)
-    cols = _columns(adj, targets, restrict=True)
+    cols = _columns(adj, targets, True, _paths3(adj, c3))
     t, k, big_u = targets.size, cols.size, float(min(tau, rho))
     col_of = np.full(adj.shape[0], -1)
     col_of[cols] = np.arange(k)
@@ -146,6 +198,9 @@ def lp2_reduced(adj, targets, weights, rho: int, tau: int, c1: float, c2: float,
          np.r_[m_at + tt, own, q_at + tt, a_at + sub.col],
          np.r_[weights, -rho * c1 * np.ones(t), -rho * c2 * np.ones(t), -rho * c2 * sub.data]),
     ]
+    three = _three_hop_block(adj, targets, cols, c3)
+    if three is not None:  # + c3 Σ_u Adj₃[v, u] a_u
+        entries.append((1 + 3 * t + three.row, a_at + three.col, -rho * c3 * three.data))
     rows, cvars, vals = _rows(entries)
     num_vars = q_at + t
     a_ub = sp.coo_matrix((vals, (rows, cvars)), shape=(1 + 4 * t, num_vars))
@@ -156,12 +211,15 @@ def lp2_reduced(adj, targets, weights, rho: int, tau: int, c1: float, c2: float,
 
 
 def lp2(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, certified_mask=None, restrict: bool = True,
-        time_limit: float | None = None, method: str = "highs-ipm") -> LPSolution:
-    """The paper's LP2: variables ``[m (t), A1 (rho × k, row-major), z (rho), Q (t × rho, row-major)]``."""
+        time_limit: float | None = None, method: str = "highs-ipm", c3: float | None = None) -> LPSolution:
+    """The paper's LP2: variables ``[m (t), A1 (rho × k, row-major), z (rho), Q (t × rho, row-major)]``.
+
+    ``c3`` (optional) adds the 3-hop term ``c3 Σ_u Adj₃[v, u] Σ_j A1[j, u]`` (module docstring).
+    """
     start = time.perf_counter()
     adj, targets, weights = _prepare(adj, targets, weights)
     _check_budget(rho, tau)
-    cols = _columns(adj, targets, restrict)
+    cols = _columns(adj, targets, restrict, _paths3(adj, c3))
     t, k, big_u = targets.size, cols.size, float(min(tau, rho))
     col_of = np.full(adj.shape[0], -1)
     col_of[cols] = np.arange(k)
@@ -190,6 +248,10 @@ def lp2(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, certifi
          np.r_[m_at + np.arange(t), a_vj, q_vj, a_at + sub_j * k + sub_c],
          np.r_[weights, -c1 * np.ones(tr), -c2 * np.ones(tr), -c2 * sub_w]),
     ]
+    three = _three_hop_block(adj, targets, cols, c3)
+    if three is not None:  # + c3 Σ_u Adj₃[v, u] Σ_j A1[j, u]
+        entries.append((flip0 + np.repeat(three.row, rho), a_at + np.tile(jj, three.nnz) * k
+                        + np.repeat(three.col, rho), -c3 * np.repeat(three.data, rho)))
     rows, cvars, vals = _rows(entries)
     num_vars = q_at + tr
     a_ub = sp.coo_matrix((vals, (rows, cvars)), shape=(flip0 + t, num_vars))
@@ -200,16 +262,17 @@ def lp2(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, certifi
 
 
 def lp1(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, certified_mask=None, restrict: bool = True,
-        time_limit: float | None = None, method: str = "highs-ipm") -> LPSolution:
+        time_limit: float | None = None, method: str = "highs-ipm", c3: float | None = None) -> LPSolution:
     """The paper's LP1 (McCormick on every ``A2[i, j] A1[j, v]``): ``|T| rho²`` product variables.
 
     Variables ``[m (t), A1 (rho × k), A2 (rho × rho, symmetric through shared variables), Q (t × rho × rho)]``;
     as in the official code the diagonal of ``A2`` is not forced to 0 (a looser, still valid relaxation).
+    ``c3`` (optional) adds the 3-hop term, as in :func:`lp2`.
     """
     start = time.perf_counter()
     adj, targets, weights = _prepare(adj, targets, weights)
     _check_budget(rho, tau)
-    cols = _columns(adj, targets, restrict)
+    cols = _columns(adj, targets, restrict, _paths3(adj, c3))
     t, k = targets.size, cols.size
     col_of = np.full(adj.shape[0], -1)
     col_of[cols] = np.arange(k)
@@ -250,6 +313,10 @@ def lp1(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, certifi
          np.r_[m_at + np.arange(t), a_at + own_i * k + col_of[targets][own_v], a_at + sub_i * k + sub_c, q_vij],
          np.r_[weights, -c1 * np.ones(t * rho), -c2 * sub_w, -c2 * np.ones(tr)]),
     ]
+    three = _three_hop_block(adj, targets, cols, c3)
+    if three is not None:
+        entries.append((flip0 + np.repeat(three.row, rho), a_at + np.tile(r_all, three.nnz) * k
+                        + np.repeat(three.col, rho), -c3 * np.repeat(three.data, rho)))
     rows, cvars, vals = _rows(entries)
     num_vars = q_at + tr
     a_ub = sp.coo_matrix((vals, (rows, cvars)), shape=(flip0 + t, num_vars))
@@ -267,9 +334,16 @@ def _check_budget(rho: int, tau: int) -> None:
 class CollectiveCertificate:
     """Collective certificate of Lai et al. (ICML 2024): bound the number of targets flippable at once.
 
+    Soundness condition: the smoothed base classifier's prediction at ``v`` must depend on injected nodes only
+    through paths of at most ``hops`` edges (module docstring). ``hops=3`` (default) holds for every classifier the
+    library ships with 2 layers: the GCN with symmetric normalization (whose output reads the degrees of 2-hop
+    neighbours) as well as the row-normalized GCN and the GAT. ``hops=2`` is the paper's certificate; it is sound
+    only for 2-hop receptive fields (``NodeAwareSmoothing(normalization="row")`` or ``model="gat"``).
+
     Args:
         p_e (float, default 0.9), p_n (float, default 0.8): smoothing parameters of the base certificate.
         tau (int, default 6): edges per injected node.
+        hops (int, default 3): the base classifier's receptive field for injected nodes, 2 or 3 (see above).
         relaxation (str, default "lp2_reduced"): ``"lp2_reduced"`` (exact reduction of LP2), ``"lp2"`` or ``"lp1"``.
         restrict (bool, default True): keep only ``A1`` columns in ``N[T]`` (exact); False = full ``rho × n``.
         tol (float, default 1e-6): solver tolerance subtracted before ``⌈M*⌉``.
@@ -279,9 +353,10 @@ class CollectiveCertificate:
     ``certified_count_`` ``= #correct - ⌈M*⌉``, ``certified_ratio_`` and ``solution_`` (times, sizes).
     """
 
-    def __init__(self, p_e: float = 0.9, p_n: float = 0.8, tau: int = 6, relaxation: str = "lp2_reduced",
-                 restrict: bool = True, tol: float = 1e-6, time_limit: float | None = None):
-        self.p_e, self.p_n, self.tau = p_e, p_n, tau
+    def __init__(self, p_e: float = 0.9, p_n: float = 0.8, tau: int = 6, hops: int = 3,
+                 relaxation: str = "lp2_reduced", restrict: bool = True, tol: float = 1e-6,
+                 time_limit: float | None = None):
+        self.p_e, self.p_n, self.tau, self.hops = p_e, p_n, tau, hops
         self.relaxation, self.restrict, self.tol, self.time_limit = relaxation, restrict, tol, time_limit
 
     def fit(self, adj, p_lower, p_upper, targets, rho: int, correct=None, certified_mask=None):
@@ -298,13 +373,16 @@ class CollectiveCertificate:
         """
         if self.relaxation not in RELAXATIONS:
             raise ValueError(f"relaxation must be one of {RELAXATIONS}, got {self.relaxation!r}")
+        if self.hops not in HOPS:
+            raise ValueError(f"hops must be 2 (row-normalized GCN, GAT) or 3 (symmetric GCN), got {self.hops!r}")
         targets = np.asarray(targets, dtype=np.int64)
         p_lower, p_upper = np.asarray(p_lower, dtype=float), np.asarray(p_upper, dtype=float)
         if p_lower.shape[0] != targets.size:
             p_lower, p_upper = p_lower[targets], p_upper[targets]
         c1, c2 = path_costs(self.p_e, self.p_n)
         weights = flip_weights(p_lower, p_upper)
-        kwargs = {"certified_mask": certified_mask, "time_limit": self.time_limit}
+        kwargs = {"certified_mask": certified_mask, "time_limit": self.time_limit,
+                  "c3": path_cost(3, self.p_e, self.p_n) if self.hops == 3 else None}
         if self.relaxation != "lp2_reduced":
             kwargs["restrict"] = self.restrict
         solver = {"lp2_reduced": lp2_reduced, "lp2": lp2, "lp1": lp1}[self.relaxation]
@@ -317,5 +395,5 @@ class CollectiveCertificate:
         return self
 
     def __repr__(self) -> str:
-        return (f"CollectiveCertificate(p_e={self.p_e}, p_n={self.p_n}, tau={self.tau}, "
+        return (f"CollectiveCertificate(p_e={self.p_e}, p_n={self.p_n}, tau={self.tau}, hops={self.hops}, "
                 f"relaxation={self.relaxation!r}, restrict={self.restrict})")

@@ -22,6 +22,7 @@ from ..._validation import check_fitted
 from ..nn import GAT, GCN
 from ..operators import sparse_features
 from ..training import fit_node_classifier, forked_rng
+from .models import NORMALIZATIONS, RowNormalizedGCN
 
 
 def clopper_pearson(count_top, count_runner_up, num_samples: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -158,11 +159,15 @@ def train_under_smoothing(model: nn.Module, x: Tensor, edge_index: Tensor, y: Te
     return {"epochs": float(fit.epochs), "best_val_acc": fit.val_acc}
 
 
-def _base_model(name: str, in_channels: int, out_channels: int, hidden_channels: int, dropout: float) -> nn.Module:
-    """``"gcn"`` (hidden-layer dropout only, as Lai et al.) or ``"gat"`` -> a fresh base classifier."""
+def _base_model(name: str, in_channels: int, out_channels: int, hidden_channels: int, dropout: float,
+                normalization: str = "sym") -> nn.Module:
+    """``"gcn"`` (hidden-layer dropout only, as Lai et al.; ``normalization`` "sym" or "row") or ``"gat"``."""
     name = name.lower()
+    if normalization not in NORMALIZATIONS:
+        raise ValueError(f"normalization must be one of {NORMALIZATIONS}, got {normalization!r}")
     if name == "gcn":
-        return GCN(in_channels, out_channels, hidden_channels, dropout, input_dropout=False)
+        cls = GCN if normalization == "sym" else RowNormalizedGCN
+        return cls(in_channels, out_channels, hidden_channels, dropout, input_dropout=False)
     if name == "gat":
         return GAT(in_channels, out_channels, hidden_channels, dropout=dropout)
     raise ValueError(f"unknown base model {name!r}; expected 'gcn' or 'gat'")
@@ -179,6 +184,9 @@ class NodeAwareSmoothing:
         p_e (float, default 0.9): edge deletion probability.
         p_n (float, default 0.8): node deletion probability.
         model (str, default "gcn"): base classifier, ``"gcn"`` or ``"gat"``.
+        normalization (str, default "sym"): the GCN's propagation, ``"sym"`` (``D^-1/2 (A + I) D^-1/2``, the
+            paper's; receptive field 3 hops for injections: certify with ``CollectiveCertificate(hops=3)``) or
+            ``"row"`` (``D^-1 (A + I)``; 2 hops, the paper's certificate ``hops=2`` is sound). Ignored for GAT (2 hops).
         hidden_channels (int, default 64), dropout (float, default 0.5): base model size.
         epochs (int, default 1000), lr (float, default 1e-3), weight_decay (float, default 1e-3),
         patience (int, default 30): training (validation every 10 epochs).
@@ -192,8 +200,8 @@ class NodeAwareSmoothing:
     def __init__(self, p_e: float = 0.9, p_n: float = 0.8, model: str = "gcn", hidden_channels: int = 64,
                  dropout: float = 0.5, epochs: int = 1000, lr: float = 1e-3, weight_decay: float = 1e-3,
                  patience: int = 30, num_samples: int = 100_000, batch_size: int = 1000,
-                 alpha: float = 2 * 0.01 / 7, seed: int = 0):
-        self.p_e, self.p_n, self.model = p_e, p_n, model
+                 alpha: float = 2 * 0.01 / 7, seed: int = 0, normalization: str = "sym"):
+        self.p_e, self.p_n, self.model, self.normalization = p_e, p_n, model, normalization
         self.hidden_channels, self.dropout = hidden_channels, dropout
         self.epochs, self.lr, self.weight_decay, self.patience = epochs, lr, weight_decay, patience
         self.num_samples, self.batch_size, self.alpha, self.seed = num_samples, batch_size, alpha, seed
@@ -206,7 +214,8 @@ class NodeAwareSmoothing:
         num_classes = int(data.y.max()) + 1
         generator = torch.Generator().manual_seed(self.seed)
         with forked_rng():  # building the model must not advance torch's global generator; fit redraws it
-            self.model_ = _base_model(self.model, data.x.shape[1], num_classes, self.hidden_channels, self.dropout)
+            self.model_ = _base_model(self.model, data.x.shape[1], num_classes, self.hidden_channels, self.dropout,
+                                      self.normalization)
         self.training_ = train_under_smoothing(
             self.model_, sparse_features(data.x), data.edge_index, data.y, train_idx, val_idx, self.p_e, self.p_n,
             self.epochs, self.lr, self.weight_decay, self.patience, generator=generator)
@@ -238,4 +247,5 @@ class NodeAwareSmoothing:
 
     def __repr__(self) -> str:
         return (f"NodeAwareSmoothing(p_e={self.p_e}, p_n={self.p_n}, model={self.model!r}, "
+                f"normalization={self.normalization!r}, "
                 f"num_samples={self.num_samples}, alpha={self.alpha:.6g}, seed={self.seed})")
