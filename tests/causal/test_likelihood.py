@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from icml24.causal import LearnedKernelScore, median_width
+from icml24.causal import LearnedKernelScore, MarginalKernelScore, median_width
 from icml24.causal.likelihood import jacobian_term, log_marginal_likelihood, squared_distances
 
 
@@ -63,3 +63,17 @@ def test_median_width_is_the_official_heuristic_and_survives_constants():
     z = np.array([[0.0], [1.0], [3.0]])  # squared distances 1, 9, 4 -> median 4
     assert median_width(z) == pytest.approx(2.5 * np.sqrt(2.0))
     assert median_width(np.ones((5, 1))) == pytest.approx(2.5)
+
+
+@pytest.mark.parametrize("cls", [LearnedKernelScore, MarginalKernelScore])
+@pytest.mark.parametrize("parents", [[0, 1], [], [1]])
+def test_closed_form_gradient_equals_autograd(cls, parents):
+    """L-BFGS-B uses value_and_grad (closed form): it must be the autograd objective and gradient, to rounding."""
+    objective, init, _ = cls().fit(_pair()).problem(2, parents)
+    for theta in (init * 1.1, np.array([0.3] * (len(init) - 1) + [0.02])):  # the second: many Jacobian entries cut
+        t = torch.tensor(theta, requires_grad=True)
+        objective(t).backward()
+        value, grad = objective.value_and_grad(theta)
+        assert value == pytest.approx(objective(torch.tensor(theta)).item(), rel=1e-12, abs=1e-12)
+        assert np.allclose(grad, t.grad.numpy(), rtol=1e-9, atol=1e-12)
+        assert np.abs(grad).max() > 1e-4

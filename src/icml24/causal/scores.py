@@ -27,6 +27,7 @@ from .likelihood import (
     WIDTH_BOUNDS,
     median_width,
     negative_score,
+    negative_score_and_gradient,
     squared_distances,
 )
 
@@ -91,10 +92,45 @@ class KernelScore:
         raise NotImplementedError
 
 
+class _Objective:
+    """The negative score of one (child, parents) pair as a function of [parent widths..., child width, noise].
+
+    Called on a torch tensor it is the autograd-differentiable ``negative_score`` (Adam, tests); ``value_and_grad``
+    gives the same value with the closed-form gradient (L-BFGS-B): no graph is built, log D_X is computed once.
+    """
+
+    def __init__(self, x_distances, distances, k, learn_child, child0, jacobian, threshold):
+        self.x_distances, self.distances, self.k = x_distances, distances, k
+        self.learn_child, self.jacobian, self.threshold = learn_child, jacobian, threshold
+        self.fixed_child = torch.tensor(child0, dtype=torch.float64)
+        self.no_parent = torch.tensor([NO_PARENT_WIDTH], dtype=torch.float64)
+        self.log_x_distances = torch.log(x_distances.clamp_min(1e-300)) if jacobian else None
+
+    def _split(self, theta: torch.Tensor):
+        parent_widths = theta[: self.k] if self.k else self.no_parent
+        child_width = theta[self.k] if self.learn_child else self.fixed_child
+        return parent_widths, child_width, theta[-1]
+
+    def __call__(self, theta: torch.Tensor) -> torch.Tensor:
+        return negative_score(self.x_distances, self.distances, *self._split(theta), jacobian=self.jacobian,
+                              threshold=self.threshold)
+
+    def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        with torch.no_grad():
+            value, g_parents, g_child, g_noise = negative_score_and_gradient(
+                self.x_distances, self.distances, *self._split(torch.as_tensor(theta, dtype=torch.float64)),
+                jacobian=self.jacobian, threshold=self.threshold, log_x_distances=self.log_x_distances)
+        grad = list(g_parents.numpy()) if self.k else []
+        if self.learn_child:
+            grad.append(g_child)
+        grad.append(g_noise)
+        return value, np.array(grad, dtype=float)
+
+
 class LearnedKernelScore(KernelScore):
     """The paper's learned-kernel ("MI") score; widths and noise re-optimised for each (child, parents) pair.
 
-    optimizer: ``"lbfgsb"`` (scipy L-BFGS-B on autograd gradients, box constraints = the official clamps) or
+    optimizer: ``"lbfgsb"`` (scipy L-BFGS-B on closed-form gradients, box constraints = the official clamps) or
     ``"adam"`` (lr 0.005, projected onto the box after each step, as the official code). ``learn_child`` and
     ``jacobian`` turn the child width and the Jacobian term off (the "Marg" ablation).
     """
@@ -115,7 +151,8 @@ class LearnedKernelScore(KernelScore):
         self.threshold = check_positive("threshold", threshold, allow_zero=True)
 
     def problem(self, child: int, parents: list[int]):
-        """(objective, initial parameters, bounds) for one pair; the objective maps a 1-d float64 tensor to a scalar.
+        """(objective, initial parameters, bounds) for one pair; the objective maps a 1-d float64 tensor to a scalar
+        (differentiable by autograd) and its ``value_and_grad`` maps a numpy vector to (value, closed-form gradient).
 
         The parameter vector is [parent widths..., child width, noise variance] (parent widths of an empty parent
         set and the child width of a non-learning score are held fixed outside the vector).
@@ -137,27 +174,13 @@ class LearnedKernelScore(KernelScore):
             bounds.append(WIDTH_BOUNDS)
         init.append(NOISE_INIT)
         bounds.append(NOISE_BOUNDS)
-        k = len(widths0)
-        fixed_child = torch.tensor(child0, dtype=torch.float64)
-        no_parent = torch.tensor([NO_PARENT_WIDTH], dtype=torch.float64)
-
-        def objective(theta: torch.Tensor) -> torch.Tensor:
-            parent_widths = theta[:k] if k else no_parent
-            child_width = theta[k] if self.learn_child else fixed_child
-            return negative_score(x_distances, distances, parent_widths, child_width, theta[-1], jacobian=self.jacobian,
-                                  threshold=self.threshold)
-
+        objective = _Objective(x_distances, distances, len(widths0), self.learn_child, child0, self.jacobian,
+                               self.threshold)
         return objective, np.array(init), bounds
 
     def _optimise(self, objective, init: np.ndarray, bounds) -> tuple[float, np.ndarray]:
         if self.optimizer == "lbfgsb":
-            def value_and_grad(theta):
-                t = torch.tensor(theta, dtype=torch.float64, requires_grad=True)
-                value = objective(t)
-                value.backward()
-                return value.item(), t.grad.numpy().copy()
-
-            result = minimize(value_and_grad, init, jac=True, method="L-BFGS-B", bounds=bounds,
+            result = minimize(objective.value_and_grad, init, jac=True, method="L-BFGS-B", bounds=bounds,
                               options={"maxiter": self.max_iter, "maxfun": self.max_fun, "ftol": 1e-6})
             return float(result.fun), result.x
         lower = torch.tensor([b[0] for b in bounds], dtype=torch.float64)

@@ -126,23 +126,27 @@ def _synthetic(ctx, rows: int, rate: float, scale: float, n_trials: int) -> dict
     return out
 
 
-@experiment(PAPER, quick={"seeds": 1}, full={"eval_sequences": 4, "grid_layers": 210, "n_trials": 12, "seeds": 2},
+@experiment(PAPER, quick={"n_trials": 4, "grid_layers": 10, "bimodality_samples": 1000, "seeds": 1},
+            full={"eval_sequences": 4, "grid_layers": 210, "n_trials": 12, "bimodality_samples": 4000, "seeds": 2},
             smoke={"eval_sequences": 1, "eval_len": 32, "n_trials": 2, "grid_layers": 1, "synthetic_rows": 8,
+                   "bimodality_samples": 1000,
                    "max_layers": 14},
             threads=1)
 def errors(ctx, calibration_tokens: int = 64, eval_sequences: int = 2, eval_len: int = 128, n_trials: int = 6,
            grid_layers: int = 21, synthetic_rows: int = 128, outlier_rate: float = 0.01, outlier_scale: float = 50.0,
-           max_layers: int = 0) -> dict[str, float]:
+           max_layers: int = 0, bimodality_samples: int = 4000) -> dict[str, float]:
     """Per-layer error of each format on SmolLM2's linear-layer inputs, the regime, and the synthetic bimodal check.
 
     The BiE threshold of each layer is searched (TPE) on the calibration tokens' layer-output MSE; SQNR is measured on
     held-out inputs. Outlier layers: the top 10% by input kurtosis. Same-m comparison: BiE m3 vs BFP m3, both B = 64
     (BiE pays 1 flag bit + 8/64 for its second exponent). The BO-vs-grid comparison runs on ``grid_layers`` layers.
-    Measured (quick, seed 0): input kurtosis median 79, max 1.7e5 (first-token massive activations), channel ratio up
-    to 4160, weights near-Gaussian (median kurtosis 4.1); synthetic BiE/BFP MSE 0.27 at m = 3; on the 21 outlier layers
-    BiE m3 beats BFP m3 (B = 64) by 6.4 dB in every layer. At matched bits BiE does not win: mean SQNR 14.0 dB (BiE m2,
-    4.25 b) vs 14.7 (BFP m3), 16.7 (MXFP4), 14.9 (INT4); 20.1 (BiE m3, 5.25 b) vs 19.9 (BFP m4), 20.6 (INT5). TPE with
-    6 trials: calibration MSE 5.5% below the default threshold 0.5 but 4% above a 6-point grid; 0.36 s per layer.
+    Quick: 4 TPE trials, grid on 10 layers, 1000 GMM samples per layer. Measured (seed 0, 6 trials, 21 grid layers, 4000
+    GMM samples: the first quick): input kurtosis median 79, max 1.7e5 (first-token massive activations), channel ratio
+    up to 4160, weights near-Gaussian (median kurtosis 4.1); synthetic BiE/BFP MSE 0.27 at m = 3; on the 21 outlier
+    layers BiE m3 beats BFP m3 (B = 64) by 6.4 dB in every layer. At matched bits BiE does not win: mean SQNR 14.0 dB
+    (BiE m2, 4.25 b) vs 14.7 (BFP m3), 16.7 (MXFP4), 14.9 (INT4); 20.1 (BiE m3, 5.25 b) vs 19.9 (BFP m4), 20.6 (INT5).
+    TPE with 6 trials: calibration MSE 5.5% below the default threshold 0.5 but 4% above a 6-point grid; 0.36 s per
+    layer.
     """
     model, tokenizer = smollm2()
     cal, held = _text(ctx, tokenizer, calibration_tokens, eval_sequences, eval_len)
@@ -157,7 +161,8 @@ def errors(ctx, calibration_tokens: int = 64, eval_sequences: int = 2, eval_len:
         w, xc, xe = layers[name].weight.detach(), x_cal[name], x_eval[name]
         row = {"act_kurtosis": kurtosis(xe), "act_outlier_share": outlier_share(xe), "act_channel_ratio":
                channel_ratio(xe), "weight_kurtosis": kurtosis(w), "weight_outlier_share": outlier_share(w),
-               "act_bimodality": exponent_bimodality(xe, seed=ctx.child_seed("gmm", k), max_samples=4000)}
+               "act_bimodality": exponent_bimodality(xe, seed=ctx.child_seed("gmm", k),
+                                                                       max_samples=bimodality_samples)}
         for fname in FORMATS:
             fmt = _format(fname)
             if fname.startswith("bie"):
@@ -226,7 +231,8 @@ def _best(m: dict[str, float], mode: str, names: list[str]) -> float:
     return min(m[f"ppl_{mode}_{n}"] for n in names)
 
 
-@experiment(PAPER, quick={"seeds": 1}, full={"sequences": 8, "seq_len": 256, "n_trials": 12, "seeds": 2},
+@experiment(PAPER, quick={"wa_formats": ["bie_m3_b64", "bfp_m4_b32"], "n_trials": 4, "seeds": 1},
+            full={"sequences": 8, "seq_len": 256, "n_trials": 12, "wa_formats": WA, "seeds": 2},
             smoke={"sequences": 1, "seq_len": 32, "search": "none", "formats": ["bfp_m3_b32", "mxfp4", "bie_m2_b64",
                                                                              "bfp_m4_b32", "bie_m3_b64"]},
             threads=1)
@@ -236,10 +242,11 @@ def perplexity_at_matched_bits(ctx, formats: list[str] = LOW + HIGH, wa_formats:
     """SmolLM2 perplexity on held-out pydoc text per format: inputs only ("a", the lead result: the weights are
     already Q4_1) and weights + inputs ("wa"); BiE thresholds searched per layer on 64 calibration tokens.
 
-    Measured (quick, seed 0, 3 x 128 tokens, fp32 perplexity 21.4): inputs only, 4.25 b: BiE m2 67.8, BFP m3 56.3,
-    MXFP4 48.2, INT4 56.7; 5.25 b: BiE m3 28.3, BFP m4 26.9, INT5 26.4. Weights + inputs: BiE m3 35.9 (+67%) vs BFP m4
-    35.2; BiE m2 321 vs BFP m3 100 and MXFP4 82. The threshold search costs 40-53 s per format (inputs) and 105-115 s
-    (weights + inputs) on a loaded 2-core machine.
+    Quick: 4 TPE trials; weights + inputs only for BiE m3 and BFP m4 (the rest at full). Measured (seed 0, 6 trials,
+    every format also weights + inputs: the first quick; 3 x 128 tokens, fp32 perplexity 21.4): inputs only, 4.25 b: BiE
+    m2 67.8, BFP m3 56.3, MXFP4 48.2, INT4 56.7; 5.25 b: BiE m3 28.3, BFP m4 26.9, INT5 26.4. Weights + inputs: BiE m3
+    35.9 (+67%) vs BFP m4 35.2; BiE m2 321 vs BFP m3 100 and MXFP4 82. The threshold search costs 40-53 s per format
+    (inputs) and 105-115 s (weights + inputs) on a loaded 2-core machine.
     """
     model, tokenizer = smollm2()
     cal, held = _text(ctx, tokenizer, calibration_tokens, sequences, seq_len)
