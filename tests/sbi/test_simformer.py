@@ -131,3 +131,50 @@ def test_training_and_sampling_never_touch_the_global_generator():
     assert torch.equal(second.sample(4, condition={2: 0.1}, num_steps=2), default_stream)  # seeded by `seed`
     assert not torch.equal(first.sample(4, condition={2: 0.1}, num_steps=2), default_stream)  # the stream goes on
     assert torch.equal(state, torch.get_rng_state())
+
+
+def test_support_rejects_samples_outside_a_box_and_reports_the_rate():
+    task = gaussian_linear(2)
+    joint = task.simulate_joint(200, torch.Generator().manual_seed(0))
+    inf = float("inf")
+    model = Simformer(4, graph=task.graph, seed=0, support=([-0.5, -inf, -inf, -inf], [0.5, inf, inf, inf]), **TINY)
+    model.append_simulations(joint[:, :2], joint[:, 2:]).train(max_steps=3, batch_size=32)
+    samples = model.sample_posterior(50, torch.tensor([0.1, 0.2]), num_steps=3,
+                                     generator=torch.Generator().manual_seed(0))
+    assert samples.shape == (50, 2) and bool((samples[:, 0].abs() <= 0.5).all())
+    assert 0.0 < model.rejection_rate_ < 1.0  # a 3-step network puts some mass outside |theta_0| <= 0.5
+    with pytest.raises(ValueError, match="support"):
+        Simformer(4, support=([0.0] * 3, [1.0] * 3), **TINY).append_simulations(joint[:, :2], joint[:, 2:]).train(2)
+
+
+def test_adaptive_ode_sampler_counts_its_score_evaluations():
+    _, model = _trained()
+    loose = model.sample(20, {2: 0.3}, method="ode_adaptive", tolerance=1e-1)
+    loose_calls = model.score_evaluations_
+    model.sample(20, {2: 0.3}, method="ode_adaptive", tolerance=1e-4)
+    assert loose.shape == (20, 4) and torch.all(loose[:, 2] == 0.3) and 0 < loose_calls < model.score_evaluations_
+    with pytest.raises(ValueError, match="guidance"):
+        model.sample(2, {2: 0.3}, method="ode_adaptive", guidance=lambda x, t: x[:, 0])
+
+
+@pytest.mark.slow
+def test_two_seeds_land_close_under_the_robust_stopping_rule():
+    """The smoothed, step-based patience never stops in the constant-rate half and two seeds agree on the result."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        task = gaussian_linear(1)
+        joint = task.simulate_joint(2000, torch.Generator().manual_seed(0))
+        runs = []
+        for seed in (0, 1):
+            model = Simformer(graph=task.graph, num_layers=2, seed=seed).append_simulations(joint[:, :1], joint[:, 1:])
+            model.train(max_steps=800, batch_size=256, validation_every=20)
+            samples = model.sample_posterior(1000, torch.tensor([0.4]), num_steps=50,
+                                             generator=torch.Generator().manual_seed(1))
+            runs.append((model.steps_trained_, float(samples.mean()), float(samples.std())))
+    finally:
+        torch.set_num_threads(threads)
+    assert all(steps >= 400 for steps, _, _ in runs)  # no stop before the learning rate decays
+    (_, mean_0, std_0), (_, mean_1, std_1) = runs
+    assert abs(mean_0 - mean_1) < 0.05 and abs(std_0 - std_1) / std_1 < 0.25
+    assert abs(mean_0 - 0.2) < 0.06 and 0.15 < std_0 < 0.35  # p(theta | x = 0.4) = N(0.2, 0.05)

@@ -16,7 +16,8 @@ from sklearn.neural_network import MLPClassifier
 from icml24._validation import check_finite
 
 
-def c2st(X, Y, seed: int = 1, n_folds: int = 5, classifier: str = "rf", z_score: bool = True) -> float:
+def c2st(X, Y, seed: int = 1, n_folds: int = 5, classifier: str = "rf", z_score: bool = True,
+         mlp_patience: int = 50) -> float:
     """C2ST accuracy between samples ``X: [n, d]`` and ``Y: [m, d]``.
 
     Args:
@@ -26,6 +27,8 @@ def c2st(X, Y, seed: int = 1, n_folds: int = 5, classifier: str = "rf", z_score:
         classifier: ``"rf"`` (RandomForestClassifier, sklearn defaults) or ``"mlp"`` (two hidden layers of
             ``10 d`` ReLU units, adam, early stopping), as in sbi.
         z_score: standardize with ``X``'s mean and std (features with std < 1e-14 use std 1).
+        mlp_patience: the MLP's early-stopping patience in epochs (default 50, sbi's; 10, scikit-learn's default,
+            is about 5x cheaper in 10 dimensions).
 
     Returns:
         float: mean held-out accuracy.
@@ -45,7 +48,7 @@ def c2st(X, Y, seed: int = 1, n_folds: int = 5, classifier: str = "rf", z_score:
     elif classifier == "mlp":
         width = 10 * X.shape[1]
         model = MLPClassifier(activation="relu", hidden_layer_sizes=(width, width), max_iter=1000, solver="adam",
-                              early_stopping=True, n_iter_no_change=50, random_state=seed)
+                              early_stopping=True, n_iter_no_change=mlp_patience, random_state=seed)
     else:
         raise ValueError(f"classifier must be 'rf' or 'mlp', got {classifier!r}")
     data = np.concatenate([X.numpy(), Y.numpy()])

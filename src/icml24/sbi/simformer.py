@@ -40,7 +40,7 @@ from .masks import (
     beta_bernoulli_condition_masks,
     structured_condition_masks,
 )
-from .sampling import euler_maruyama, probability_flow_ode
+from .sampling import euler_maruyama, probability_flow_ode, probability_flow_ode_adaptive, rejection_sample
 from .sde import make_sde
 from .transformer import ScoreTransformer
 
@@ -63,6 +63,9 @@ class Simformer(FittedAttributes):
             streams (``seed``: initialisation and training batches, ``seed + 1``: the fixed validation noise,
             ``seed + 2``: sampling when no generator is passed); it never draws from torch's global generator.
         device (str): torch device (default ``"cpu"``).
+        support (tuple | None): ``(low, high)``, each ``[num_variables]`` in original units (``-inf`` / ``inf`` for
+            unbounded entries), e.g. a box prior's bounds for theta; samples outside are rejected and redrawn and
+            the rate is kept in ``rejection_rate_``. ``None`` (default): no support handling.
 
     Using a learned attribute (``network_``, ``steps_trained_``, ...) or sampling before ``train()`` raises
     ``NotFittedError``; NaN or infinite simulations, observations or conditions raise ``ValueError``.
@@ -74,7 +77,7 @@ class Simformer(FittedAttributes):
                  sde: str = "vesde", num_layers: int = 6, num_heads: int = 4, head_dim: int = 10,
                  widening_factor: int = 3, id_dim: int = 20, value_dim: int = 20, condition_dim: int = 10,
                  time_dim: int = 128, condition_masks: str = "structured", z_score: bool = True, seed: int = 0,
-                 device: str = "cpu"):
+                 device: str = "cpu", support=None):
         graph_kind = graph_kind or ("dense" if graph is None else "undirected")
         if graph_kind not in GRAPH_KINDS:
             raise ValueError(f"graph_kind must be one of {GRAPH_KINDS}, got {graph_kind!r}")
@@ -91,6 +94,7 @@ class Simformer(FittedAttributes):
                                    condition_dim=condition_dim, time_dim=time_dim)
         self.condition_masks, self.z_score, self.seed, self.device = condition_masks, z_score, seed, device
         self.sde = make_sde(sde)
+        self.support = support
         self._data: list[Tensor] = []
         self.num_theta_: int | None = None
 
@@ -133,6 +137,13 @@ class Simformer(FittedAttributes):
             self.mean_, self.std_ = data.mean(0), data.std(0).clamp(min=1e-2)
         else:
             self.mean_, self.std_ = torch.zeros(self.num_variables_), torch.ones(self.num_variables_)
+        self.support_ = None
+        if self.support is not None:
+            low, high = (torch.as_tensor(b, dtype=torch.float32).reshape(-1) for b in self.support)
+            if low.shape[0] != self.num_variables_ or high.shape[0] != self.num_variables_ or (low >= high).any():
+                raise ValueError(f"support needs (low, high) with {self.num_variables_} entries each and low < high "
+                                 "(use -inf / inf for unbounded variables)")
+            self.support_ = (low, high)
         normalized = (data - self.mean_) / self.std_
         self.data_mean_, self.data_var_ = normalized.mean(0), normalized.var(0)
         with torch.random.fork_rng():  # seeded initialisation without touching the caller's global RNG
@@ -167,9 +178,9 @@ class Simformer(FittedAttributes):
 
     def train(self, max_steps: int | None = None, batch_size: int = 1000, learning_rate: float = 1e-3,
               min_learning_rate: float = 1e-6, clip: float = 10.0, validation_fraction: float = 0.05,
-              validation_every: int | None = None, validation_repeat: int = 5, stop_after: int = 5,
-              show_progress: bool = False) -> Simformer:
-        """Train with Adam, a constant then linearly decaying learning rate, and early stopping.
+              validation_every: int | None = None, validation_repeat: int = 5, patience: float = 0.2,
+              smoothing: float = 0.7, show_progress: bool = False) -> Simformer:
+        """Train with Adam, a constant then linearly decaying learning rate, and robust early stopping.
 
         Args:
             max_steps: gradient steps; default ``clip(3 N, 5000, 100000)`` as in the paper.
@@ -179,8 +190,12 @@ class Simformer(FittedAttributes):
             validation_fraction: held-out fraction for early stopping (default 5%).
             validation_every: steps between validation checks (default ``max_steps // 50``).
             validation_repeat: noise draws per held-out sample in the validation loss.
-            stop_after: stop (restoring the best validated weights) once the validation loss, computed with fixed
-                noise, has not improved for more than this many checks in a row (checks start after 10% of steps).
+            patience: stop once the smoothed validation loss has not improved for this fraction of ``max_steps``
+                (default 0.2), restoring the weights of its best check. Stopping is only considered once the
+                learning rate decays (second half of training): a plateau at constant rate is not convergence.
+            smoothing: weight of the past in the exponential moving average of the validation loss (default 0.7;
+                0 = raw loss). The loss uses fixed noise, so checks are comparable; the average removes the rest of
+                the check-to-check noise that made a raw patience rule stop one seed at a third of its steps.
             show_progress: show a tqdm progress bar.
         """
         if not self._data:
@@ -192,6 +207,8 @@ class Simformer(FittedAttributes):
         check_positive("learning_rate", learning_rate)
         check_positive("min_learning_rate", min_learning_rate)
         check_positive("clip", clip)
+        if not 0.0 < patience <= 1.0 or not 0.0 <= smoothing < 1.0:
+            raise ValueError(f"need 0 < patience <= 1 and 0 <= smoothing < 1, got {patience} and {smoothing}")
         if not 0.0 <= validation_fraction < 1.0:
             raise ValueError(f"validation_fraction must lie in [0, 1), got {validation_fraction}")
         data = torch.cat(self._data).float()
@@ -214,8 +231,9 @@ class Simformer(FittedAttributes):
             from tqdm.auto import tqdm
 
             steps_iter = tqdm(steps_iter, desc="Simformer", leave=False)
-        self.loss_history_, self.validation_history_ = [], []
-        best, best_state, strikes = math.inf, None, 0
+        self.loss_history_, self.validation_history_, self.stopped_early_ = [], [], False
+        best, best_state, best_step, average = math.inf, None, 0, None
+        patience_steps = max(int(patience * steps), 1)
         self.network_.train()
         for step in steps_iter:
             batch = train[torch.randint(0, train.shape[0], (min(batch_size, train.shape[0]),), generator=generator)]
@@ -231,12 +249,13 @@ class Simformer(FittedAttributes):
                 with torch.no_grad():
                     val_loss = float(self.loss(val, torch.Generator().manual_seed(self.seed + 1)))
                 self.validation_history_.append((step, val_loss))
-                # patience on the held-out loss (fixed noise, so checks are comparable); see ``stop_after``
-                strikes = strikes + 1 if val_loss >= best else 0
-                if val_loss < best:
-                    best, best_state = val_loss, copy.deepcopy(self.network_.state_dict())
-                if strikes > stop_after:
+                # patience in steps on the moving average of the held-out loss; see ``patience`` and ``smoothing``
+                average = val_loss if average is None else smoothing * average + (1.0 - smoothing) * val_loss
+                if average < best:
+                    best, best_state, best_step = average, copy.deepcopy(self.network_.state_dict()), step
+                if step >= half and step - best_step > patience_steps:
                     self.network_.load_state_dict(best_state)
+                    self.stopped_early_ = True
                     break
         self.steps_trained_ = step + 1
         self.network_.eval()
@@ -273,26 +292,44 @@ class Simformer(FittedAttributes):
 
     @torch.no_grad()
     def sample(self, num_samples: int, condition=None, method: str = "sde", num_steps: int = 500,
-               generator: torch.Generator | None = None, guidance=None) -> Tensor:
+               generator: torch.Generator | None = None, guidance=None, tolerance: float = 1e-3,
+               max_rounds: int = 20) -> Tensor:
         """Samples ``[num_samples, num_variables]`` of the conditional given ``condition`` (observed entries copied).
 
         Args:
             num_samples: how many samples.
             condition: ``{index: value}`` over the joint ``[theta, x]``, or a ``[n]`` tensor with NaN for free
                 entries, or ``None`` for the joint.
-            method: ``"sde"`` (Euler–Maruyama on the reverse SDE, default) or ``"ode"`` (probability flow, Heun).
-            num_steps: integration steps (paper: 500).
+            method: ``"sde"`` (Euler–Maruyama on the reverse SDE, default), ``"ode"`` (probability flow, Heun with
+                ``num_steps`` steps) or ``"ode_adaptive"`` (probability flow, adaptive RK45 at ``tolerance``).
+            num_steps: integration steps of ``"sde"`` / ``"ode"`` (paper: 500).
             generator: torch generator for the initial noise and Brownian increments (default: the estimator's own
                 sampling stream, seeded by ``seed``; successive calls continue it).
             guidance: optional log-potential ``c(x, t) -> [num_samples]`` on the joint in *original* units (e.g.
                 :func:`~icml24.sbi.sampling.interval_potential`), added to the score as guidance (SDE only).
+            tolerance: rtol = atol of ``"ode_adaptive"`` (z-scored). max_rounds: rejection rounds (support).
+
+        Sets ``score_evaluations_`` (batched network calls, last round) and ``rejection_rate_`` (outside support).
         """
         mask, values = self.condition_from(condition)
-        if method not in ("sde", "ode"):
-            raise ValueError(f"method must be 'sde' or 'ode', got {method!r}")
+        if method not in ("sde", "ode", "ode_adaptive"):
+            raise ValueError(f"method must be 'sde', 'ode' or 'ode_adaptive', got {method!r}")
         if num_samples < 1 or num_steps < 1:
             raise ValueError(f"num_samples and num_steps must be >= 1, got {num_samples} and {num_steps}")
+        check_positive("tolerance", tolerance)
+        if guidance is not None and method != "sde":
+            raise ValueError("guidance needs method='sde'")
         generator = generator if generator is not None else self._sampling_generator
+        if self.support_ is None:
+            self.rejection_rate_ = 0.0
+            return self._draw(num_samples, mask, values, method, num_steps, generator, guidance, tolerance)
+        samples, self.rejection_rate_ = rejection_sample(
+            lambda count: self._draw(count, mask, values, method, num_steps, generator, guidance, tolerance),
+            num_samples, *self.support_, max_rounds)
+        return samples
+
+    def _draw(self, num_samples: int, mask: Tensor, values: Tensor, method: str, num_steps: int,
+              generator: torch.Generator, guidance, tolerance: float) -> Tensor:
         observed = ((values - self.mean_) / self.std_)[None].expand(num_samples, -1)
         t_max = torch.full((num_samples,), self.sde.t_max)
         factor, std = self.sde.mean_factor(t_max)[:, None], self.sde.std(t_max)[:, None]
@@ -308,19 +345,18 @@ class Simformer(FittedAttributes):
                                 self.sde.std(t).to(self.device), edges)
             return out.cpu()
 
-        normalized_guidance = None
-        if guidance is not None:
-            if method != "sde":
-                raise ValueError("guidance needs method='sde'")
-
-            def normalized_guidance(z: Tensor, t: Tensor) -> Tensor:
-                return guidance(z * self.std_ + self.mean_, t)
+        normalized_guidance = None if guidance is None else (lambda z, t: guidance(z * self.std_ + self.mean_, t))
 
         if method == "sde":
             samples = euler_maruyama(score_fn, self.sde, x_init, condition_mask, num_steps, generator,
                                      normalized_guidance)
-        else:
+            self.score_evaluations_ = num_steps
+        elif method == "ode":
             samples = probability_flow_ode(score_fn, self.sde, x_init, condition_mask, num_steps)
+            self.score_evaluations_ = 2 * num_steps
+        else:
+            samples, self.score_evaluations_ = probability_flow_ode_adaptive(score_fn, self.sde, x_init,
+                                                                             condition_mask, tolerance, tolerance)
         samples = samples * self.std_ + self.mean_
         return torch.where(mask, values, samples)
 
