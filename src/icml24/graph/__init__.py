@@ -50,6 +50,8 @@ _EXPORTS: dict[str, str] = {
     "train_on_synthetic": ".distill",
     "train_on_whole_graph": ".distill",
     "laplacian_eigenpairs": ".distill",
+    "select_gdem": ".distill",
+    "GCond": ".distill",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -11,11 +11,13 @@ import torch
 from icml24.core import Claim, Paper, experiment
 from icml24.graph import (
     GDEM,
+    GCond,
     herding_coreset,
     laplacian_eigenpairs,
     normalize_features,
     prepare_real_graph,
     random_coreset,
+    select_gdem,
     synthetic_label_counts,
     train_on_synthetic,
     train_on_whole_graph,
@@ -33,8 +35,9 @@ PAPER = Paper(
         "discrimination term and an orthogonality term; the real eigenvalues are copied, so A' = I - U' Lambda U'^T "
         "inherits the real spectrum without any GNN in the loop. We distil CiteSeer (Planetoid public split) at the "
         "official reduction rates, train a 2-layer GCN on the synthetic graph (selected on real validation nodes), "
-        "and compare it with random and herding coresets of the same size and with a GCN trained on the whole "
-        "graph; we also train SGC, APPNP, ChebNet and an MLP on one GDEM graph and time the distillation."
+        "and compare it with GCond (gradient-matching condensation) and random and herding coresets of the same "
+        "size, and with a GCN trained on the whole graph (accuracy, and time against GCond); we also train SGC, "
+        "APPNP, ChebNet and an MLP on one GDEM graph and time the distillation."
     ),
     deviations=[
         "Eigenbasis matching uses the exact identity ||aa^T - bb^T||_F^2 = ||a||^4 + ||b||^4 - 2(a.b)^2 instead of "
@@ -43,8 +46,14 @@ PAPER = Paper(
         "official top-up by labelled non-training nodes (use_non_train_labels=True restores it).",
         "Evaluation GNNs train for 200 epochs in the quick setting (2000 in full) with 2 seeds, only on CiteSeer at "
         "r = 0.25 and 0.5.",
-        "Cora (not in the paper, no official configuration) runs in the full setting with CiteSeer's "
-        "hyper-parameters, untuned, and no claim reads it.",
+        "Cora (not in the paper, no official configuration) runs in the full setting with GDEM's hyper-parameters "
+        "chosen on the real validation nodes among CiteSeer's three official configurations (select_gdem); no "
+        "claim reads it.",
+        "GCond is our port (SGC condensation network, official CiteSeer script: 600 epochs, 20 outer / 15 inner "
+        "steps, lr 1e-4 for features and structure): exact S^2 X on the real side instead of sampled neighbours, "
+        "and the structure MLP's first layer applied per node (same value). Quick runs only 10 of its 600 epochs "
+        "(about 10 s each fit on a free core would be 600 s at full length); its time is projected linearly to "
+        "600 epochs (each epoch does the same work), and its quick accuracy is that of a truncated baseline.",
         "Herding runs on the log-probabilities of the whole-graph GCN (as GCond's coreset baseline), and coresets "
         "train on the subgraph their nodes induce.",
         "SGC (2 hops), ChebNet (order-1 'X W0 + A X W1') and APPNP (10 hops, teleport 0.1) follow the official "
@@ -66,6 +75,7 @@ CONFIGS = {
 INIT = dict(init_epochs=200, init_lr=0.005, init_weight_decay=0.05, mlp_epochs=100, mlp_lr=0.05,
             mlp_weight_decay=5e-4, mlp_dropout=0.0, hidden=256)
 GNNS = ("GCN", "SGC", "APPNP", "ChebNet")
+GCOND_EPOCHS = 600  # official scripts/run_main.sh for CiteSeer (--epoch=600)
 
 
 @lru_cache(maxsize=4)
@@ -91,23 +101,49 @@ def _gdem(rate: float, seed: int, distill_epochs: int = 0) -> GDEM:
     return GDEM(reduction_rate=rate, seed=seed, **config, **INIT)
 
 
+def _has_official_config(dataset: str) -> bool:
+    return dataset in ("citeseer", "csbm")  # the CSBM stand-in (smoke runs) borrows CiteSeer's
+
+
+def _fit_gdem(dataset: str, data, real, rate: float, seed: int, eval_epochs: int, distill_epochs: int = 0):
+    """The official configuration where there is one; else the best of CiteSeer's official configurations on
+    the real validation nodes (:func:`~icml24.graph.select_gdem`), as one would serve a new graph."""
+    if _has_official_config(dataset):
+        return _gdem(rate, seed, distill_epochs).fit(data)
+    override = {"epochs": distill_epochs} if distill_epochs > 0 else {}
+    model, _ = select_gdem(data, [dict(config, **override) for config in CONFIGS.values()], rate, seed=seed,
+                           eval_epochs=eval_epochs, real=real, **INIT)
+    return model
+
+
 def _tag(rate: float) -> str:
     return f"r{int(round(rate * 100)):03d}"
 
 
-@experiment(PAPER, quick={"datasets": ["citeseer"], "rates": [0.25, 0.5], "eval_epochs": 200, "seeds": 2},
-            full={"datasets": ["citeseer", "cora"], "rates": [0.25, 0.5, 1.0], "eval_epochs": 2000, "seeds": 10},
-            smoke={"datasets": ["citeseer"], "rates": [0.25, 0.5], "eval_epochs": 3, "distill_epochs": 3},
+@experiment(PAPER, quick={"datasets": ["citeseer"], "rates": [0.25, 0.5], "eval_epochs": 200, "gcond_epochs": 10,
+                          "seeds": 2},
+            full={"datasets": ["citeseer", "cora"], "rates": [0.25, 0.5, 1.0], "eval_epochs": 2000,
+                  "gcond_epochs": GCOND_EPOCHS, "seeds": 10},
+            smoke={"datasets": ["citeseer"], "rates": [0.25, 0.5], "eval_epochs": 3, "distill_epochs": 3,
+                   "gcond_epochs": 1, "seeds": 1},
             threads=1)
 def accuracy(ctx, datasets: list[str] = ("citeseer",), rates: list[float] = (0.25, 0.5), eval_epochs: int = 300,
-             distill_epochs: int = 0) -> dict[str, float]:
-    """GCN test accuracy (%) on GDEM, random and herding coresets of the same size, and the whole graph.
+             distill_epochs: int = 0, gcond_epochs: int = GCOND_EPOCHS) -> dict[str, float]:
+    """GCN test accuracy (%) on GDEM, GCond, random and herding coresets of the same size, and the whole graph;
+    and the time of GDEM against GCond.
 
-    One seed trains one whole-graph GCN (its log-probabilities drive herding), distils one GDEM graph per rate
-    and draws one random coreset; GDEM's and both coresets' evaluation GCNs start from the same initialization
-    (``ctx.torch_generator(dataset, rate, "eval")``). ``distill_epochs > 0`` replaces the official distillation
-    epochs (smoke runs only). Torch runs single-threaded (declared): on the shared 2-core machine this was ~20x
-    faster than two contended threads.
+    One seed trains one whole-graph GCN (its log-probabilities drive herding), distils one GDEM graph and one GCond
+    graph per rate and draws one random coreset, so every baseline gets exactly as many seeds as GDEM; all four
+    evaluation GCNs start from the same initialization (``ctx.torch_generator(dataset, rate, "eval")``).
+    GDEM uses the official configuration on CiteSeer and, on a graph without one (Cora), the best of CiteSeer's
+    three official configurations on the real validation nodes (:func:`~icml24.graph.select_gdem`).
+    Baselines: GCond with the official CiteSeer script's settings (SGC, 20 outer / 15 inner steps, lr 1e-4,
+    ``gcond_epochs`` of its 600 epochs); random coreset stratified by class; herding on the whole-graph GCN's
+    log-probabilities (GCond's coreset baseline). Time: GDEM's eigendecomposition + initialization + distillation
+    against GCond's whole fit, projected linearly to 600 epochs when ``gcond_epochs`` is smaller
+    (``*_seconds_ratio``). ``distill_epochs > 0`` replaces the official distillation epochs (smoke runs only).
+    Torch runs single-threaded (declared): on the shared 2-core machine this was ~20x faster than two contended
+    threads.
 
     Measured before the runner took over repetition (quick, 2 internal runs): GDEM 72.85 / 72.4 at r = 0.25 /
     0.5 against the whole graph's 72.2; random coreset 59.5 / 64.1. One earlier quick check on Cora at r = 0.5
@@ -125,8 +161,11 @@ def accuracy(ctx, datasets: list[str] = ("citeseer",), rates: list[float] = (0.2
         train_y = data.y[data.train_mask]
         for rate in rates:
             counts = synthetic_label_counts(train_y, rate, int(data.y.max()) + 1)
-            gdem = _gdem(rate, ctx.child_seed(dataset, _tag(rate), "gdem"), distill_epochs).fit(data)
-            graphs = {"gdem": gdem.graph_,
+            gdem = _fit_gdem(dataset, data, real, rate, ctx.child_seed(dataset, _tag(rate), "gdem"), eval_epochs,
+                             distill_epochs)
+            gcond = GCond(reduction_rate=rate, epochs=gcond_epochs,
+                          seed=ctx.child_seed(dataset, _tag(rate), "gcond")).fit(data)
+            graphs = {"gdem": gdem.graph_, "gcond": gcond.graph_,
                       "random": random_coreset(data, counts, seed=ctx.child_seed(dataset, _tag(rate), "random")),
                       "herding": herding_coreset(data, counts, embeddings=embeddings)}
             tag = f"{dataset}_{{}}_{_tag(rate)}"
@@ -136,14 +175,27 @@ def accuracy(ctx, datasets: list[str] = ("citeseer",), rates: list[float] = (0.2
                 metrics[tag.format(method)] = 100 * result["test_acc"]
             metrics[tag.format("nodes")] = float(counts.sum())
             metrics[tag.format("distill_seconds")] = float(gdem.distill_seconds_)
+            metrics.update({tag.format(k): v for k, v in _timing(gdem, gcond).items()})
             table.append((dataset, rate, metrics[tag.format("gdem")], metrics[tag.format("random")],
-                          metrics[tag.format("herding")], metrics[f"{dataset}_whole"]))
-            ctx.log(f"{dataset} r={rate}: GDEM {metrics[tag.format('gdem')]:.1f}, random "
-                    f"{metrics[tag.format('random')]:.1f}, herding {metrics[tag.format('herding')]:.1f}")
-    ctx.artifact("accuracy_table", [dict(zip(("dataset", "rate", "gdem", "random", "herding", "whole"), row))
+                          metrics[tag.format("herding")], metrics[f"{dataset}_whole"], metrics[tag.format("gcond")]))
+            ctx.log(f"{dataset} r={rate}: GDEM {metrics[tag.format('gdem')]:.1f}, GCond "
+                    f"{metrics[tag.format('gcond')]:.1f}, random {metrics[tag.format('random')]:.1f}, herding "
+                    f"{metrics[tag.format('herding')]:.1f}; GCond/GDEM time "
+                    f"{metrics[tag.format('seconds_ratio')]:.1f}x")
+    ctx.artifact("accuracy_table", [dict(zip(("dataset", "rate", "gdem", "random", "herding", "whole", "gcond"), row))
                                     for row in table])
     _plot_accuracy(ctx, table)
     return metrics
+
+
+def _timing(gdem: GDEM, gcond: GCond) -> dict[str, float]:
+    """Seconds of GDEM (eigendecomposition + initialization + distillation) and of GCond (its fit, projected
+    linearly to the official 600 epochs), and their ratio ``seconds_ratio = GCond / GDEM``."""
+    gdem_seconds = float(gdem.eigen_seconds_ + gdem.init_seconds_ + gdem.distill_seconds_)
+    setup = gcond.seconds_ - gcond.condense_seconds_
+    gcond_seconds = float(setup + gcond.condense_seconds_ / gcond.epochs * GCOND_EPOCHS)
+    return {"gdem_seconds": gdem_seconds, "gcond_seconds": gcond_seconds, "gcond_epochs": float(gcond.epochs),
+            "gcond_measured_seconds": float(gcond.seconds_), "seconds_ratio": gcond_seconds / gdem_seconds}
 
 
 def _plot_accuracy(ctx, table) -> None:
@@ -154,9 +206,11 @@ def _plot_accuracy(ctx, table) -> None:
 
     fig, ax = plt.subplots(figsize=(1.6 + 1.8 * len(table), 3.2))
     labels = [f"{d}\nr={r}" for d, r, *_ in table]
-    width = 0.25
-    for i, (name, color) in enumerate((("GDEM", "C0"), ("random", "C1"), ("herding", "C2"))):
-        ax.bar(np.arange(len(table)) + (i - 1) * width, [row[2 + i] for row in table], width, label=name, color=color)
+    width = 0.2
+    for i, (name, column, color) in enumerate((("GDEM", 2, "C0"), ("GCond", 6, "C3"), ("random", 3, "C1"),
+                                               ("herding", 4, "C2"))):
+        ax.bar(np.arange(len(table)) + (i - 1.5) * width, [row[column] for row in table], width, label=name,
+               color=color)
     for j, row in enumerate(table):
         ax.hlines(row[5], j - 0.4, j + 0.4, colors="k", linestyles="--", label="whole graph" if j == 0 else None)
     ax.set_xticks(np.arange(len(table)), labels)
@@ -200,11 +254,13 @@ def _spread_of_means(per_seed: list[dict[str, float]]) -> dict[str, float]:
                     for name in GNNS})
 
 
-@experiment(PAPER, quick={"dataset": "citeseer", "rates": [0.25, 0.5]},
+@experiment(PAPER, quick={"dataset": "citeseer", "rates": [0.25]},
             full={"dataset": "citeseer", "rates": [0.25, 0.5, 1.0]},
             smoke={"dataset": "csbm", "rates": [0.25]}, threads=1)
 def efficiency(ctx, dataset: str = "citeseer", rates: list[float] = (0.25, 0.5)) -> dict[str, float]:
-    """Seconds for the eigendecomposition (fresh, not cached), feature initialization and distillation.
+    """Seconds for the eigendecomposition (fresh, not cached), feature initialization and distillation, and the
+    decrease of the eigenbasis-matching loss (no claim reads these since the claims compare GDEM's time with
+    GCond's in :func:`accuracy`; quick runs r = 0.25 only).
 
     Measured before the runner took over repetition (quick): distillation of CiteSeer in at most 4.8 s.
     """
@@ -259,8 +315,21 @@ CLAIMS = [
           experiment=cross_architecture,
           check=lambda m: m["gnn_spread"] <= 3.0,
           paper="Table 4: GDEM generalizes across architectures with small spread (about 70-73 on CiteSeer)"),
-    Claim("Distillation of CiteSeer (after the one-off eigendecomposition) takes under 30 s on 2 CPU cores",
+    Claim("GDEM is at least as accurate as GCond (gradient matching) at equal reduction rate on CiteSeer "
+          "(r = 0.25 and 0.5)",
+          experiment=accuracy,
+          check=lambda m: min(m["citeseer_gdem_r025"] - m["citeseer_gcond_r025"],
+                              m["citeseer_gdem_r050"] - m["citeseer_gcond_r050"]) >= 0.0,
+          paper="Table 2: GDEM 72.3 / 72.6 vs GCond 70.5 / 70.6 at r = 0.25 / 0.5 (judged on full only: quick "
+                "truncates GCond to 10 of its 600 epochs, a baseline below its strength)", setting="full"),
+    Claim("GDEM (eigendecomposition + initialization + distillation) is at least 2x faster than GCond at equal "
+          "reduction rate on CiteSeer (r = 0.25 and 0.5)",
+          experiment=accuracy,
+          check=lambda m: min(m["citeseer_seconds_ratio_r025"], m["citeseer_seconds_ratio_r050"]) >= 2.0,
+          paper="Sec. 5.4: GDEM distils much faster than gradient matching (GCond's 600 epochs; quick projects "
+                "its time linearly from 10 epochs)"),
+    Claim("GDEM's alternating optimization lowers the eigenbasis-matching loss L_e on CiteSeer (r = 0.25)",
           experiment=efficiency,
-          check=lambda m: m["max_distill_seconds"] < 30.0,
-          paper="Sec. 5.4: GDEM distils much faster than gradient/trajectory matching (pre-study 3-9 s)"),
+          check=lambda m: m["eigen_loss_ratio_r025"] < 1.0,
+          paper="Eq. (7) is the objective GDEM minimizes (final / initial L_e; the official r = 0.25 config)"),
 ]
