@@ -134,6 +134,8 @@ GOOD = {
     "t14_ties_norm_acc": 0.63, "t14_consensus_ties_norm_acc": 0.66,
     "t4_selfish_frac": 0.20, "t8_selfish_frac": 0.25, "t14_selfish_frac": 0.30,
     "t4_catastrophic_frac": 0.03, "t8_catastrophic_frac": 0.05, "t14_catastrophic_frac": 0.08,
+    "lr0_s100_tau_rel_norm": 0.10, "lr0_s400_tau_rel_norm": 0.20, "lr1_s100_tau_rel_norm": 0.30,
+    "lr1_s400_tau_rel_norm": 0.70,
 }
 BAD = [  # (claim index, metrics that break it)
     (0, {"t8_tall_ta_min_norm_acc": 0.30}),
@@ -145,11 +147,13 @@ BAD = [  # (claim index, metrics that break it)
     (3, {"t14_catastrophic_frac": 0.02}),
     (3, {"t8_selfish_frac": 0.35}),
     (3, {"t4_selfish_frac": 0.30}),  # flat is not growth
+    (4, {"t8_tall_ta_min_norm_acc": 0.35}),  # the large-vector setting: TALL stops working
+    (5, {"lr1_s400_tau_rel_norm": 0.25}),  # longer fine-tuning with smaller task vectors at one lr
 ]
 
 
 def test_every_claim_holds_on_good_metrics():
-    assert len(paper.CLAIMS) == 4
+    assert len(paper.CLAIMS) == 6
     for claim in paper.CLAIMS:
         assert claim.evaluate(GOOD).status == "holds", claim.text
 
