@@ -118,3 +118,28 @@ def test_track_gcn_alignment_on_tiny_graph():
     assert arrays["step"].tolist() == [0.0, 10.0, 20.0]
     assert np.all(np.isfinite(arrays["ntk_graph"])) and np.all(np.isfinite(arrays["ntk_label"]))
     assert tracker.graph_label_alignment > 0.5  # the graph joins same-class nodes only
+
+
+def test_rows_forward_equals_the_full_forward_on_those_rows_with_the_same_gradients():
+    """Training on the training rows' 1-hop support is exact: logits and weight gradients equal the full graph's."""
+    rng = np.random.default_rng(1)
+    n, d = 40, 6
+    edge_index = torch.from_numpy(rng.integers(0, n, (2, 80))).long()
+    operator = normalized_adjacency(edge_index, n, dtype=torch.float64)
+    x = torch.from_numpy(rng.random((n, d)))
+    sx = operator @ x
+    rows = torch.tensor([0, 3, 7, 8])
+    row_operator = operator.to_sparse_coo().index_select(0, rows).to_dense()
+    support = row_operator.abs().sum(dim=0).nonzero().flatten()
+    assert len(support) < n  # a real restriction
+    torch.manual_seed(0)
+    model = TwoLayerGCN(operator, d, 5, 3).double()
+    full = model(sx, propagated=True)[rows]
+    full.square().sum().backward()
+    expected = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    restricted = model.rows_forward(sx[support], row_operator[:, support])
+    restricted.square().sum().backward()
+    torch.testing.assert_close(restricted, full)
+    for grad, reference in zip((p.grad for p in model.parameters()), expected):
+        torch.testing.assert_close(grad, reference)

@@ -115,7 +115,10 @@ def test_list_parameters_are_typed():
     (1, {"cora_gcn_over_rp_basic_time": 3.4, "cora_rp_basic_acc": 0.80, "cora_gcn_acc": 0.81}),
     (1, {"cora_gcn_over_rp_basic_time": 40.0, "cora_rp_basic_acc": 0.75, "cora_gcn_acc": 0.81}),
     (2, {"align_s4_y": 0.13}),
-    (3, {"ntk_graph_init": 0.038, "ntk_graph_final": 0.011, "ntk_label_init": 0.028, "ntk_label_final": 0.35}),
+    (3, {"ntk_graph_init": 0.038, "ntk_graph_final": 0.011, "ntk_label_init": 0.028, "ntk_label_final": 0.35,
+         "train_acc_final": 0.95}),
+    (3, {"ntk_graph_init": 0.038, "ntk_graph_final": 0.05, "ntk_label_init": 0.028, "ntk_label_final": 0.35,
+         "train_acc_final": 0.45}),  # not yet trained: the end of training is not reached
     (4, {"rp_vs_homophily_spearman": 1.0, "gcn_vs_homophily_spearman": 1.0, "align_vs_homophily_spearman": 1.0,
          "mlp_range": 0.12}),
     (5, {"rp_mlp_gap_low": 0.05, "rp_mlp_gap_high": 0.4}),

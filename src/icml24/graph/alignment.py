@@ -125,6 +125,15 @@ class TwoLayerGCN(nn.Module):
         hidden = torch.relu(_mm(sx, self.lin1.weight.T) + self.lin1.bias)
         return self.lin2(_mm(self.operator, hidden))
 
+    def rows_forward(self, sx_support: torch.Tensor, row_operator: torch.Tensor) -> torch.Tensor:
+        """Logits of a few rows only, from the hidden features they read: ``S[rows, sup] relu(SX[sup] W_1^T + b_1)``.
+
+        ``sx_support``: rows ``sup`` of ``S X`` (the 1-hop support of the rows); ``row_operator``: ``S[rows, sup]``
+        (dense). Exactly the rows of :meth:`forward` (the loss reads only the training rows), at a fraction of its cost.
+        """
+        hidden = torch.relu(_mm(sx_support, self.lin1.weight.T) + self.lin1.bias)
+        return self.lin2(row_operator @ hidden)
+
     @torch.no_grad()
     def ntk(self, sx: torch.Tensor, convention: str = "summed", feature_gram: torch.Tensor | None = None
             ) -> dict[str, torch.Tensor]:
@@ -260,6 +269,10 @@ def track_gcn_alignment(data, steps: int = 2000, every: int = 200, hidden: int =
     optimizer = torch.optim.SGD([{"params": decayed}, {"params": undecayed, "weight_decay": 0.0}],
                                 lr=lr, momentum=momentum, weight_decay=weight_decay)
     train, test = data.train_mask.to(device), data.test_mask.to(device)
+    # the loss reads only the training rows, which read only their 1-hop support: train on that subgraph (exact)
+    train_rows = operator.to_sparse_coo().index_select(0, train.nonzero().flatten()).to_dense()
+    support = train_rows.abs().sum(dim=0).nonzero().flatten()
+    train_operator, sx_support = train_rows[:, support], sx[support]
 
     def checkpoint(step: int) -> None:
         with torch.no_grad():
@@ -273,7 +286,7 @@ def track_gcn_alignment(data, steps: int = 2000, every: int = 200, hidden: int =
     checkpoint(0)
     for step in range(1, steps + 1):
         optimizer.zero_grad()
-        loss = nn.functional.cross_entropy(model(sx, propagated=True)[train], y[train])
+        loss = nn.functional.cross_entropy(model.rows_forward(sx_support, train_operator), y[train])
         loss.backward()
         optimizer.step()
         if step % every == 0 or step == steps:

@@ -207,7 +207,7 @@ def _accuracy_figure(metrics: dict[str, float], names: list[str]):
 OFFICIAL_SEEDS = {0: 123}
 
 
-@experiment(PAPER, quick={"steps": 1000, "every": 500, "lr": 0.01},
+@experiment(PAPER, quick={"steps": 12000, "every": 2000, "lr": 0.01},
             full={"steps": 50000, "every": 2000, "lr": 0.01},
             smoke={"steps": 4, "every": 2, "lr": 0.01}, threads=1)
 def alignment(ctx, steps: int = 1000, every: int = 500, lr: float = 0.01,
@@ -224,9 +224,10 @@ def alignment(ctx, steps: int = 1000, every: int = 500, lr: float = 0.01,
     The figure's 10 other curves evaluate the NTK on graphs with 10-99% of the edges dropped; the pre-study's small
     values (0.015-0.05) match the 99%-dropped curve's start and the dip every curve takes in the first ~6000
     steps; the rise to ~0.09 / ~0.40 needs ~30000 steps at lr 0.01. At the quick setting's lr 0.1 the alignments
-    rise faster (0.079 / 0.354 at step 1200) but test accuracy oscillates (~46% at the last step), so quick now
-    trains at the paper's lr 0.01 too: its 1000 steps (about 20 s of CPU; 12000 steps would take about 4 minutes)
-    give A(S^4, YY^T) and the start of the curve, and the training-dynamics claim reads the full setting only.
+    rise faster (0.079 / 0.354 at step 1200) but test accuracy oscillates (~46% at the last step), so quick
+    trains at the paper's lr 0.01 too, for 12000 steps (about 55 s of CPU: the loss reads only the training rows'
+    1-hop support, ``TwoLayerGCN.rows_forward``), where the GCN has fit its training labels (training accuracy
+    0.93, the regime the claim's "end of training" needs; the claim checks it).
     NTK parameter blocks: at initialization the first-layer bias block carries 99% of the centred NTK (a
     degree-like kernel aligned with neither S^4 nor YY^T); during training the second-layer weight block (Gram
     matrix of the propagated hidden features) takes over (~99%) and carries the alignment; the first-layer weight
@@ -242,7 +243,7 @@ def alignment(ctx, steps: int = 1000, every: int = 500, lr: float = 0.01,
         "ntk_label_init": float(curves["ntk_label"][0]), "ntk_label_final": float(curves["ntk_label"][-1]),
         "ntk_graph_peak": float(np.nanmax(curves["ntk_graph"])),
         "ntk_label_peak": float(np.nanmax(curves["ntk_label"])),
-        "test_acc_final": float(curves["test_acc"][-1]),
+        "test_acc_final": float(curves["test_acc"][-1]), "train_acc_final": float(curves["train_acc"][-1]),
     }
     for block, short in (("lin1.weight", "w1"), ("lin1.bias", "b1"), ("lin2.weight", "w2")):
         for key in ("ntk_graph", "ntk_label", "share"):
@@ -371,10 +372,12 @@ CLAIMS = [
     Claim("On Cora, A(S^4, YY^T) = 0.106 +- 0.01", experiment=alignment,
           check=lambda m: abs(m["align_s4_y"] - 0.106) <= 0.01,
           paper="dashed reference line of the Cora alignment figure, ~0.105"),
-    Claim("During GCN training the NTK aligns with the graph and the labels: A(NTK, S^4) and A(NTK, YY^T) both "
-          "end higher than at initialization", experiment=alignment,
-          check=lambda m: m["ntk_graph_final"] > m["ntk_graph_init"] and m["ntk_label_final"] > m["ntk_label_init"],
-          paper="Cora figure (full graph): 0.038 -> 0.092 and 0.028 -> 0.40 over 50k SGD steps", setting="full"),
+    Claim("During GCN training the NTK aligns with the graph and the labels: once the GCN has fit its training "
+          "labels (training accuracy >= 0.9), A(NTK, S^4) and A(NTK, YY^T) both end higher than at initialization",
+          experiment=alignment,
+          check=lambda m: (m["train_acc_final"] >= 0.9 and m["ntk_graph_final"] > m["ntk_graph_init"]
+                           and m["ntk_label_final"] > m["ntk_label_init"]),
+          paper="Cora figure (full graph): 0.038 -> 0.092 and 0.028 -> 0.40 over 50k SGD steps"),
     Claim("On CSBM, RP's and GCN's accuracy and A(S^4, YY^T) rise with homophily while the MLP's accuracy stays flat",
           experiment=heterophily,
           check=lambda m: (m["rp_vs_homophily_spearman"] >= 0.9 and m["gcn_vs_homophily_spearman"] >= 0.9
