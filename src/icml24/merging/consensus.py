@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import torch
 
+from . import kernels
 from .tall_masks import multitask_vector
 from .task_vectors import ScaledMerge
 
@@ -44,6 +45,8 @@ def consensus_mask(masks: torch.Tensor, k: int = 2) -> torch.Tensor:
         raise ValueError(f"k must be >= 0, got {k}")
     if k > masks.shape[0]:
         return torch.zeros(masks.shape[1], dtype=torch.bool)
+    if masks.device.type == "cpu" and masks.dtype == torch.bool and masks.ndim == 2 and masks.shape[0] < 256:
+        return torch.from_numpy(kernels.at_least(masks.contiguous().numpy(), k))  # one fused read
     return mask_counts(masks) >= k  # consensus mask: m_cons = 1{sum_t m_t >= k}
 
 

@@ -18,6 +18,7 @@ import torch
 
 from icml24._validation import check_finite, check_fitted
 
+from . import kernels
 from .packed_masks import CompressedCheckpoints, PackedMasks
 from .task_arithmetic import task_arithmetic_vector
 from .task_vectors import as_flat, check_finite_weights
@@ -50,14 +51,20 @@ def compute_tall_masks(task_vectors: torch.Tensor, multitask_vector: torch.Tenso
     if task_vectors.ndim != 2 or multitask_vector.shape != task_vectors.shape[1:]:
         raise ValueError(f"expected task_vectors [T, P] and multitask_vector [P], got {tuple(task_vectors.shape)} "
                          f"and {tuple(multitask_vector.shape)}")
-    check_finite_weights("task_vectors", task_vectors)
-    check_finite_weights("multitask_vector", multitask_vector)
     lam = torch.as_tensor(lambdas, dtype=task_vectors.dtype).reshape(-1)
     if lam.numel() not in (1, task_vectors.shape[0]):
         raise ValueError(f"give one lambda or one per task ({task_vectors.shape[0]}), got {lam.numel()}")
     check_finite("lambdas", lam)
     if (lam < 0).any():
         raise ValueError("lambdas must be non-negative")
+    if kernels.supported(task_vectors) and multitask_vector.dtype == task_vectors.dtype \
+            and kernels.supported(multitask_vector):  # one fused read, finiteness checked in the same pass
+        masks = kernels.tall_masks(task_vectors.contiguous().numpy(), multitask_vector.contiguous().numpy(),
+                                   lam.expand(task_vectors.shape[0]).contiguous().numpy())
+        if masks is not None:
+            return torch.from_numpy(masks)
+    check_finite_weights("task_vectors", task_vectors)
+    check_finite_weights("multitask_vector", multitask_vector)
     lam = lam.unsqueeze(1)
     masks = torch.empty(task_vectors.shape, dtype=torch.bool)
     for start in range(0, task_vectors.shape[1], BLOCK):  # one read of the task vectors, temporaries in cache

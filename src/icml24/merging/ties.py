@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from . import kernels
 from .task_vectors import ScaledMerge, check_finite_weights
 
 _AGGREGATIONS = ("mean", "sum")
@@ -102,7 +103,8 @@ def ties_vector(task_vectors: torch.Tensor, density: float = 0.2, aggregation: s
     Equal, bit for bit, to ``disjoint_merge(t, elect_sign(t), aggregation)`` with ``t = trim_top_k(...)``, but
     after the per-task thresholds it reads the task vectors once: block by block it forms the trimmed entries and
     their sum, the sum of the positive and of the negative ones (and their counts), all in cache; the elected sign
-    then picks the positive or the negative sum per parameter.
+    then picks the positive or the negative sum per parameter. On CPU float32/float64 tensors the two reads are the
+    fused kernels of :mod:`icml24.merging.kernels`.
     """
     if task_vectors.ndim != 2:
         raise ValueError(f"task_vectors must be [num_tasks, num_params], got shape {tuple(task_vectors.shape)}")
@@ -110,6 +112,14 @@ def ties_vector(task_vectors: torch.Tensor, density: float = 0.2, aggregation: s
         raise ValueError(f"density must be in (0, 1] (fraction of entries kept), got {density}")
     if aggregation not in _AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {_AGGREGATIONS}, got {aggregation!r}")
+    if kernels.supported(task_vectors):  # fused kernels: one read for the thresholds, one for the merge
+        array = task_vectors.contiguous().numpy()
+        keep = min(array.shape[1], max(1, int(round(density * array.shape[1]))))
+        thresholds, finite = kernels.kth_largest_magnitudes(array, keep) if keep < array.shape[1] else (
+            np.zeros(array.shape[0], array.dtype), bool(torch.isfinite(task_vectors.sum())))
+        if not finite:
+            check_finite_weights("task_vectors", task_vectors)  # raises, naming the bad entries
+        return torch.from_numpy(kernels.ties_merge(array, thresholds, aggregation == "mean"))
     check_finite_weights("task_vectors", task_vectors)
     threshold = _thresholds(task_vectors, density)  # TIES Algorithm 1, step 1 (trim): one threshold per task
     num_params = task_vectors.shape[1]
