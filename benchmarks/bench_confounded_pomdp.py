@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 import numpy as np
+from _timing import best_of
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
@@ -52,15 +52,6 @@ def loop_estimator(data, seed: int, split: float = 0.7):
     return reward
 
 
-def _best(fn, repeats):
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return out, min(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--episodes", type=int, default=20000)
@@ -75,8 +66,8 @@ def _compare(args) -> bool:
     ok = True
     data = tabular_toy().sample(args.episodes, np.random.default_rng(0))
     est = TwoStageBridgeEstimator(DeltaFeatures(3), HistoryInstrument(2, n_obs=3, n_o0=2), 2, 3, random_state=0)
-    fast, t_fast = _best(lambda: est.fit(data).bridges_.reward, args.repeats)
-    slow, t_slow = _best(lambda: loop_estimator(data, 0), 1)
+    fast, t_fast = best_of(lambda: est.fit(data).bridges_.reward, args.repeats)
+    slow, t_slow = best_of(lambda: loop_estimator(data, 0), 1)
     agree = all(np.allclose(a, b, atol=1e-9) for a, b in zip(fast, slow))
     ok &= agree
     print(f"two-stage bridge estimator, tabular toy, N={args.episodes}, T=3: vectorized {t_fast:.3f} s, "
@@ -87,10 +78,10 @@ def _compare(args) -> bool:
     H = basis @ np.diag([2.0, 1.0, 0.5, 0.2, 1e-3, 1e-3]) @ basis.T
     centre, grad = rng.standard_normal((6, 9)), rng.standard_normal((6, 9))
     blk = _Block(centre, H, xi=0.2, radius=1.1 * np.linalg.norm(centre))
-    ours, t_ours = _best(lambda: blk.argmin_linear(grad), args.repeats)
+    ours, t_ours = best_of(lambda: blk.argmin_linear(grad), args.repeats)
     cons = [{"type": "ineq", "fun": lambda v: blk.xi - blk.excess(v)},
             {"type": "ineq", "fun": lambda v: blk.radius**2 - (v**2).sum()}]
-    ref, t_ref = _best(lambda: minimize(lambda v: grad.ravel() @ v, centre.ravel(), constraints=cons,
+    ref, t_ref = best_of(lambda: minimize(lambda v: grad.ravel() @ v, centre.ravel(), constraints=cons,
                                         method="SLSQP", options={"ftol": 1e-12, "maxiter": 1000}), 1)
     agree = bool((grad * ours).sum() <= ref.fun + 1e-4 * (1 + abs(ref.fun)))
     ok &= agree

@@ -8,20 +8,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 import numpy as np
+from _timing import best_of
 
 from icml24.generative import ShortestPathSolver, shortest_path_milp
-
-
-def best_of(fn, repeats: int):
-    times, out = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return out, min(times)
 
 
 def main() -> int:

@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
+from _timing import best_of
 
 from icml24.bandits.lowrank import RSPE, LowRankBandit
 
@@ -27,15 +27,6 @@ def _load_official(path: Path):
     np.random.seed(0)
     spec.loader.exec_module(module)  # the script draws 20k samples at import; that time is not counted
     return module
-
-
-def _timed(fn, *args, repeats: int = 1):
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn(*args)
-        best = min(best, time.perf_counter() - start)
-    return result, best
 
 
 def _default_official() -> Path | None:
@@ -61,9 +52,9 @@ def main() -> int:
         data = env.collect(horizon, behaviour, rng=seed)
         return RSPE(2, tau=1e-4).fit(*data, behaviour).evaluate(env.optimal_arms)
 
-    _, ours_total = _timed(ours_end_to_end, 0, repeats=3)
+    _, ours_total = best_of(lambda: ours_end_to_end(0), repeats=3)
     data = env.collect(horizon, behaviour, rng=0)
-    _, ours_fit = _timed(lambda: RSPE(2, tau=1e-4).fit(*data, behaviour).evaluate(env.optimal_arms), repeats=3)
+    _, ours_fit = best_of(lambda: RSPE(2, tau=1e-4).fit(*data, behaviour).evaluate(env.optimal_arms), repeats=3)
     if path is None:
         print(f"RS-PE m=n=50 T={horizon}: icml24 {ours_total * 1e3:.1f} ms end to end ({ours_fit * 1e3:.1f} ms fit); "
               "official skipped (no local copy: pass --official PATH or set ICML24_PEERS)")
@@ -71,14 +62,15 @@ def main() -> int:
 
     official = _load_official(path)
     matrix = official.true_matrix
-    samples, official_sampling = _timed(official.samples_generation, horizon, official.pr, matrix)
-    official_error, official_fit = _timed(official.DM_RS_MLB, samples, horizon, official.pr, 1e-4, matrix)
+    samples, official_sampling = best_of(lambda: official.samples_generation(horizon, official.pr, matrix), repeats=1)
+    official_error, official_fit = best_of(
+        lambda: official.DM_RS_MLB(samples, horizon, official.pr, 1e-4, matrix), repeats=1)
     # the same samples through our estimator (official indices are 1-based)
     array = np.asarray(samples, dtype=float)
     contexts, arms, rewards = array[:, 0].astype(int) - 1, array[:, 1].astype(int) - 1, array[:, 2]
     same_env = LowRankBandit(matrix)
     target = np.asarray(official.best_arms) - 1
-    ours_value, ours_same = _timed(
+    ours_value, ours_same = best_of(
         lambda: RSPE(2, tau=1e-4).fit(contexts, arms, rewards, same_env.uniform_behaviour).evaluate(target))
     difference = abs(official_error - abs(ours_value - same_env.value(target)))
     agree = difference <= 1e-8 * max(1.0, abs(official_error))

@@ -13,9 +13,9 @@
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
+from _timing import best_of
 
 from icml24.kernels import (
     eigendecay,
@@ -27,15 +27,6 @@ from icml24.kernels import (
 )
 
 
-def _timed(fn, repeats: int = 3):
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return out, best
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=200)
@@ -45,14 +36,14 @@ def main() -> None:
     lam = eigendecay("polynomial", args.a, args.p)
     psi = np.random.default_rng(0).standard_normal((args.n, args.p))
 
-    ours, t_ours = _timed(lambda: spectral_estimates(psi, lam, bound_fractions=()).variance)
-    loop, t_loop = _timed(lambda: variance_per_feature_loop(psi, lam), repeats=1)
+    ours, t_ours = best_of(lambda: spectral_estimates(psi, lam, bound_fractions=()).variance)
+    loop, t_loop = best_of(lambda: variance_per_feature_loop(psi, lam), repeats=1)
     rel = abs(ours - loop) / loop
     assert rel < 1e-8, f"outputs differ: {ours} vs {loop}"
     print(f"V, n={args.n}, p={args.p}: ours {t_ours * 1e3:8.1f} ms, per-feature loop {t_loop * 1e3:8.1f} ms, "
           f"speed-up x{t_loop / t_ours:.1f}; V = {ours:.6f}, relative difference {rel:.1e}")
 
-    (mc, stderr), t_mc = _timed(lambda: variance_monte_carlo(psi, lam, np.random.default_rng(1)), repeats=1)
+    (mc, stderr), t_mc = best_of(lambda: variance_monte_carlo(psi, lam, np.random.default_rng(1)), repeats=1)
     assert abs(mc - ours) < 4 * stderr, f"Monte Carlo {mc} +- {stderr} disagrees with {ours}"
     print(f"V vs Monte Carlo (2000 draws): ours {t_ours * 1e3:8.1f} ms, Monte Carlo {t_mc * 1e3:8.1f} ms, "
           f"speed-up x{t_mc / t_ours:.1f}; Monte Carlo {mc:.4f} +- {stderr:.4f}")
@@ -62,11 +53,11 @@ def main() -> None:
     X = np.sort(np.random.default_rng(2).standard_normal((60, 1)), axis=0)
     y = np.random.default_rng(3).standard_normal(60)
     K_ld = kernel_matrix("gaussian", X, X, 0.05, precision="longdouble")  # cond ~ 1e11: float64 is not enough
-    x_ld, t_ld = _timed(lambda: extended_lu_solve(K_ld, y))
+    x_ld, t_ld = best_of(lambda: extended_lu_solve(K_ld, y))
     with mpmath.workdps(30):
         K_mp = kernel_matrix("gaussian", X, X, 0.05, precision="mpmath", dps=30)
         rhs = mpmath.matrix(y.tolist())
-        x_mp, t_mp = _timed(lambda: mpmath.lu_solve(K_mp, rhs), repeats=1)
+        x_mp, t_mp = best_of(lambda: mpmath.lu_solve(K_mp, rhs), repeats=1)
         x_mp = np.array([float(v) for v in x_mp])
     rel = float(np.max(np.abs(x_ld.astype(float) - x_mp)) / np.max(np.abs(x_mp)))
     rel64 = float(np.max(np.abs(np.linalg.solve(K_ld.astype(float), y) - x_mp)) / np.max(np.abs(x_mp)))

@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 import torch
+from _timing import best_of
 
 from icml24.merging import PackedMasks, StateDictLayout, compute_tall_masks, consensus_mask, kernels, ties_vector
 
@@ -35,20 +36,10 @@ def _state_dicts(num_tasks: int, millions: float, seed: int = 0):
     return base, deltas
 
 
-def _timed(fn, repeat: int = 3):
-    """Best CPU seconds of this process (one thread): robust on a shared machine, equal to wall time on an idle one."""
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        start = time.process_time()
-        out = fn()
-        best = min(best, time.process_time() - start)
-    return best, out
-
-
 def triad_bandwidth(num_floats: int = 1 << 24) -> float:
     """Bytes per second of ``a = b + 3 c`` over float32 arrays far larger than cache (read b, c; write a)."""
     b, c, a = torch.rand(num_floats), torch.rand(num_floats), torch.empty(num_floats)
-    seconds, _ = _timed(lambda: torch.add(b, c, alpha=3.0, out=a), repeat=5)
+    _, seconds = best_of(lambda: torch.add(b, c, alpha=3.0, out=a), 5, time.process_time)
     return 3 * 4 * num_floats / seconds
 
 
@@ -92,23 +83,23 @@ def main(millions: float = 4.0, num_tasks: int = 8) -> int:
           f"{len(layout.keys)} tensors")
     ok = True
 
-    ours_s, ours = _timed(lambda: ties_vector(tv, 0.2, "sum"))
-    peer_s, peer = _timed(lambda: mergekit_ties_dis_sum(tv, 0.2), repeat=1)
+    ours, ours_s = best_of(lambda: ties_vector(tv, 0.2, "sum"), 3, time.process_time)
+    peer, peer_s = best_of(lambda: mergekit_ties_dis_sum(tv, 0.2), 1, time.process_time)
     agree = bool(torch.allclose(ours, peer, rtol=1e-6, atol=1e-7))
     ok &= agree
     print(f"TIES dis-sum (top 20%), {size}: ours {ours_s:.3f}s | mergekit 0.1.5 {peer_s:.3f}s | "
           f"ratio {peer_s / ours_s:.2f}x | agree {agree} (max |diff| {float((ours - peer).abs().max()):.1e}); "
           + _roofline("ours", 4 * num_tasks * num_params * 2, ours_s, bandwidth) + " (2 reads: threshold + merge)")
     array, keep = tv.numpy(), int(round(0.2 * num_params))
-    select_s, (thresholds, _) = _timed(lambda: kernels.kth_largest_magnitudes(array, keep))
-    merge_s, _ = _timed(lambda: kernels.ties_merge(array, thresholds, False))
+    (thresholds, _), select_s = best_of(lambda: kernels.kth_largest_magnitudes(array, keep), 3, time.process_time)
+    _, merge_s = best_of(lambda: kernels.ties_merge(array, thresholds, False), 3, time.process_time)
     print(f"TIES passes, {size}: exact top-20% threshold {select_s:.3f}s ("
           + _roofline("one read", 4 * num_tasks * num_params, select_s, bandwidth) + "); trim+elect+merge "
           f"{merge_s:.3f}s (" + _roofline("one read", 4 * num_tasks * num_params, merge_s, bandwidth) + ")")
 
     mtl = tv.sum(0)
-    ours_s, masks = _timed(lambda: compute_tall_masks(tv, mtl, 0.4))  # the fused one-read kernel
-    ref_s, ref_masks = _timed(lambda: tv.abs() > 0.4 * (mtl.unsqueeze(0) - tv).abs())
+    masks, ours_s = best_of(lambda: compute_tall_masks(tv, mtl, 0.4), 3, time.process_time)  # the fused one-read kernel
+    ref_masks, ref_s = best_of(lambda: tv.abs() > 0.4 * (mtl.unsqueeze(0) - tv).abs(), 3, time.process_time)
     agree = torch.equal(masks, ref_masks)
     ok &= agree
     print(f"TALL masks (lambda 0.4), {size}: ours fused {ours_s:.3f}s | whole-tensor formula {ref_s:.3f}s | "
@@ -116,16 +107,16 @@ def main(millions: float = 4.0, num_tasks: int = 8) -> int:
           + _roofline("ours", (4 + 1) * num_tasks * num_params + 4 * num_params, ours_s, bandwidth))
 
     per_task = [{k: v.bool() for k, v in layout.unflatten(m.float()).items()} for m in masks]
-    ours_s, cons = _timed(lambda: consensus_mask(masks, 2))
-    ref_s, ref_cons = _timed(lambda: paper_style_consensus(per_task, 2))
+    cons, ours_s = best_of(lambda: consensus_mask(masks, 2), 3, time.process_time)
+    ref_cons, ref_s = best_of(lambda: paper_style_consensus(per_task, 2), 3, time.process_time)
     same = torch.equal(cons, layout.flatten(ref_cons).bool())
     ok &= same
     print(f"consensus k=2, {size}: ours {ours_s:.3f}s | official-style per-tensor loop {ref_s:.3f}s | "
           f"ratio {ref_s / ours_s:.2f}x | identical {same}; "
           + _roofline("ours", num_tasks * num_params + num_params, ours_s, bandwidth))
 
-    ours_s, packed = _timed(lambda: PackedMasks.from_bool(masks))
-    ref_s, ref_packed = _timed(lambda: [np.packbits(m.numpy()) for m in masks])
+    packed, ours_s = best_of(lambda: PackedMasks.from_bool(masks), 3, time.process_time)
+    ref_packed, ref_s = best_of(lambda: [np.packbits(m.numpy()) for m in masks], 3, time.process_time)
     same = all(np.array_equal(packed.packed[t], ref_packed[t]) for t in range(num_tasks))
     ok &= same
     print(f"packbits, {size}: ours {ours_s:.3f}s | per-task np.packbits {ref_s:.3f}s | ratio {ref_s / ours_s:.2f}x | "
