@@ -4,21 +4,15 @@ import inspect
 import math
 
 import pytest
+from smoke_runs import smoke_summaries
 
-from icml24.core.runner import execute, plan
-from icml24.core.verdicts import aggregate, claims_of
+from icml24.core.verdicts import claims_of
 from icml24.papers import agent_smith as paper
 
 
 @pytest.fixture(scope="module")
 def smoke_metrics(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("agent-smith")
-    out = {}
-    for name, exp in paper.PAPER.experiments.items():
-        records = [execute(task) for task in plan([exp], seeds=[0, 1], setting="smoke", store_folder=folder)]
-        assert [r.status for r in records] == ["ok", "ok"], [r.error for r in records]
-        out[name] = aggregate(records, exp)
-    return out
+    return smoke_summaries(paper, tmp_path_factory.mktemp("agent-smith"), seeds=[0, 1])
 
 
 def test_smoke_runs_give_finite_metrics_the_regime_and_decidable_claims(smoke_metrics):
