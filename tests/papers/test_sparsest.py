@@ -4,21 +4,15 @@ import inspect
 import math
 
 import pytest
+from smoke_runs import smoke_summaries
 
-from icml24.core.runner import execute, plan
-from icml24.core.verdicts import aggregate, claims_of
+from icml24.core.verdicts import claims_of
 from icml24.papers import sparsest as paper
 
 
 @pytest.fixture(scope="module")
 def smoke_metrics(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("sparsest")
-    out = {}
-    for name, exp in paper.PAPER.experiments.items():
-        records = [execute(task) for task in plan([exp], seeds=[0, 1], setting="smoke", store_folder=folder)]
-        assert [r.status for r in records] == ["ok", "ok"], [r.error for r in records]
-        out[name] = aggregate(records, exp)
-    return out
+    return smoke_summaries(paper, tmp_path_factory.mktemp("sparsest"), seeds=[0, 1])
 
 
 def test_smoke_runs_give_finite_metrics_the_regime_and_decidable_claims(smoke_metrics):
@@ -37,6 +31,7 @@ def _good():
         "pruners": {"max_success_rate": 0.2, "dense_min_accuracy_wide": 0.99, "dense_min_accuracy": 0.96,
                     "target": 0.95,
                     "accuracy_drop_narrow_to_wide": 0.1, "success_drop_narrow_to_wide": 0.1,
+                    "regime_widths": 3.0, "accuracy_drop_in_regime": 0.1, "success_drop_in_regime": 0.1,
                     "dead_path_fraction": 0.6, "mean_dead_weights": 3.0},
     }
 
@@ -45,7 +40,7 @@ def test_every_claim_can_fail(claims_can_fail):
     bad = [
         {"search_min_nnz": 48.0},  # the search needs more weights than the budget
         {"max_success_rate": 0.8},  # some pruner finds the sparse network most of the time
-        {"accuracy_drop_narrow_to_wide": -0.05},  # wider starts prune better
+        {"accuracy_drop_in_regime": -0.05},  # wider starts prune better
         {"dead_path_fraction": 0.0, "mean_dead_weights": 0.0},  # pruned networks are clean
         {"fixed_init_success_rate": 0.75},  # the optimal init rescues the pruners
     ]
@@ -57,9 +52,24 @@ def test_pruner_claim_fails_when_the_dense_network_misses_the_target():
     assert claim.evaluate({**_good()["pruners"], "dense_min_accuracy_wide": 0.7}).status == "fails"
 
 
-def test_width_claim_fails_when_the_narrow_dense_network_is_undertrained():
+def test_width_claim_fails_when_fewer_than_two_widths_train_densely():
     claim = paper.CLAIMS[2]
-    assert claim.evaluate({**_good()["pruners"], "dense_min_accuracy": 0.56}).status == "fails"
+    assert claim.evaluate({**_good()["pruners"], "regime_widths": 1.0}).status == "fails"
+    assert claim.evaluate({**_good()["pruners"], "success_drop_in_regime": -0.3}).status == "fails"
+
+
+def test_the_width_comparison_starts_at_the_narrowest_width_in_the_regime():
+    def seed(dense3, acc3):
+        row = {"target": 0.95, "dense_w3_accuracy": dense3, "dense_w8_accuracy": 0.99, "dense_w32_accuracy": 1.0}
+        for w, acc in ((3, acc3), (8, 0.9), (32, 0.6)):
+            row.update({f"snip_w{w}_accuracy": acc, f"snip_w{w}_success": float(acc >= 0.95),
+                        f"snip_w{w}_dead_weights": 0.0})
+        return row
+    out = paper._pruners_summary([seed(0.6, 0.5), seed(0.7, 0.5)])  # width 3 cannot train: 8 -> 32 is compared
+    assert out["regime_widths"] == 2 and out["regime_narrowest_width"] == 8
+    assert out["accuracy_drop_in_regime"] == pytest.approx(0.3) and out["accuracy_drop_narrow_to_wide"] < 0
+    out = paper._pruners_summary([seed(0.99, 0.97), seed(0.97, 0.97)])  # all three train: 3 -> 32
+    assert out["regime_narrowest_width"] == 3 and out["success_drop_in_regime"] == 1.0
 
 
 def test_fixed_init_claim_needs_a_successful_search():
@@ -72,6 +82,11 @@ def test_settings_follow_the_paper():
     assert {3, 8, 32} <= set(full["widths"]) and full["imp_rounds"] == 5
     assert paper.PAPER.experiments["pruners"].seeds["full"] == 5
     assert paper.PAPER.experiments["pruners"].quick["widths"] == [3, 8, 32]
+    assert all(claim.setting == "" for claim in paper.CLAIMS)  # quick evaluates every claim
+    quick = paper.PAPER.experiments["search"].quick
+    assert quick["epochs"] * (quick["num_points"] // 128) >= 4800  # the regime note's 4,928-step recipe
+    assert paper.PAPER.experiments["pruners"].quick["epochs"] == quick["epochs"]
+    assert {"prospr", "rigl"} <= set(paper.PRUNERS)
     search_full = paper.PAPER.experiments["search"].full
     assert search_full["num_points"] == 50_000 and search_full["epochs"] == 50 and search_full["max_masks_per_nnz"] == 0
     defaults = {k: v.default for k, v in inspect.signature(paper.search.fn).parameters.items()}

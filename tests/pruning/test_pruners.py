@@ -20,7 +20,8 @@ def test_every_method_at_every_width_ends_at_or_below_the_budget(study):
             assert study.nnz_[(method, w)] <= 14 and (method, w) in study.accuracy_
             assert [tuple(m.shape) for m in study.masks_[(method, w)]] == [(w, 2), (w, w), (w, w), (1, w)]
     assert study.nnz_[("dense", 5)] == 10 + 50 + 5
-    assert study.nnz_[("snip", 5)] == 14 and study.nnz_[("imp", 3)] == 14
+    assert study.nnz_[("snip", 5)] == 14 and study.nnz_[("imp", 3)] == 14 and study.nnz_[("prospr", 5)] == 14
+    assert {"prospr", "rigl"} <= set(METHODS)
 
 
 def test_padding_into_a_wider_batch_changes_nothing():

@@ -1,7 +1,7 @@
 """Sparsest Models Elude Pruning: An Expose of Pruning's Current Capabilities (Zhang & Papyan, ICML 2024).
 
 On the Cubist Spiral, a combinatorial search over eligible weight masks (trained thousands at a time in one
-batched MLP) finds very sparse networks that reach high accuracy; eight pruners at the same nonzero budget do not,
+batched MLP) finds very sparse networks that reach high accuracy; ten pruners at the same nonzero budget do not,
 they get worse as the starting width grows, leave dead paths, and fail even from the search's width and init.
 """
 
@@ -31,45 +31,51 @@ PAPER = Paper(
         "A two-phase combinatorial search (minimal widths by neuron masking, then every eligible weight mask of "
         "increasing nonzero count, trained from random init) finds the sparsest 2-d1-d2-d3-1 MLPs that classify "
         "the Cubist Spiral; pruners (magnitude, GMP, IMP with rewinding, SNIP, iterative SNIP, FORCE, GraSP, "
-        "SynFlow) at the same nonzero budget fail, more so from wider networks, leaving disconnected paths."
+        "SynFlow, ProsPr, RigL) at the same nonzero budget fail, more so from wider networks, leaving disconnected "
+        "paths."
     ),
     deviations=[
-        "quick trains on a 4,000-point Cubist Spiral (the exact curve, sampled coarsely) for 1,984 SGD steps "
-        "instead of 50,000 points and 19,500 steps; full uses the paper's recipe.",
-        "quick trains 32 random eligible masks per nonzero level, all 16 levels in one batched run, one seed, with "
+        "quick trains on a 10,000-point Cubist Spiral (the exact curve, sampled coarsely) for 4,928 SGD steps "
+        "(64 epochs, batch 128, lr 0.1, cosine) instead of 50,000 points and 19,500 steps; chosen because the dense "
+        "networks reach the target as often as under the paper's recipe (width 8: 6/8 inits in both), full uses "
+        "the paper's recipe.",
+        "quick trains 16 random eligible masks per nonzero level, all 16 levels in one batched run, one seed, with "
         "one hyperparameter setting (lr 0.1, cosine); the paper trains all 25,992 mask triples with 6 settings.",
         "quick runs IMP for 3 rounds instead of 5 and scores the at-init criteria on 1,024 training points.",
-        "ProsPr and RigL are not implemented; the other seven pruners and one-shot magnitude are.",
         "All networks of one run share the same minibatch order (the batched training), where the official code "
         "shuffles independently per run.",
+        "RigL's update steps also take their SGD step (the batch shares one optimizer), where the official "
+        "scheduler skips it, and its ERK layer counts are rounded to meet the budget exactly.",
         "Accuracy is on the training set, as in the paper (there is no test split).",
-        "Quick trains about 2,000 SGD steps (the paper about 19,500), too few for even the dense 3-3-3 network to "
-        "reach 95%, so every claim but the dead-path one is judged on the full setting only.",
+        "The width claim compares the narrowest and widest widths whose dense network reaches the target, since "
+        "the dense 3-3-3 network does not reach 95% from a random init (best 0.87 of 8 inits at the paper's recipe).",
     ],
 )
 
-RECIPE_QUICK = {"num_points": 4000, "epochs": 64, "lr": 0.1}
+RECIPE_QUICK = {"num_points": 10_000, "epochs": 64, "lr": 0.1}  # 4,928 SGD steps: see the regime note below
 
 
-def _recipe(epochs: int, lr: float) -> dict:
-    return {"epochs": epochs, "batch_size": 128, "lr": lr, "schedule": "cosine"}
+def _recipe(epochs: int, lr: float, batch_size: int = 128) -> dict:
+    return {"epochs": epochs, "batch_size": batch_size, "lr": lr, "schedule": "cosine"}
 
 
 @experiment(
     PAPER,
-    quick={**RECIPE_QUICK, "max_masks_per_nnz": 32, "levels_per_run": 16, "phase1_grid": [2, 3], "seeds": 1},
+    quick={**RECIPE_QUICK, "max_masks_per_nnz": 16, "levels_per_run": 16, "phase1_grid": [2, 3], "phase1_inits": 2,
+           "seeds": 1},
     full={"num_points": 50_000, "epochs": 50, "lr": 0.1, "max_masks_per_nnz": 0, "inits": 2,
           "phase1_grid": list(range(1, 17)), "seeds": 1},
     smoke={"num_points": 400, "epochs": 2, "max_masks_per_nnz": 8, "levels_per_run": 2, "max_nnz": 14,
            "phase1_grid": [3],
-           "fixed_init_methods": ["snip", "gmp"]},
+           "fixed_init_methods": ["snip", "prospr", "gmp", "rigl"]},
     threads=1,
 )
 def search(ctx, widths: list[int] = (3, 3, 3), target: float = 0.95, num_points: int = 50_000, epochs: int = 50,
-           lr: float = 0.1, inits: int = 1, max_masks_per_nnz: int = 0, levels_per_run: int = 1, max_nnz: int = 0,
-           phase1_grid: list[int] = (1, 2, 3, 4), fixed_init_methods: list[str] = ("snip", "iter_snip", "force",
-                                                                                    "grasp", "synflow", "gmp",
-                                                                                    "magnitude", "imp"),
+           lr: float = 0.1, batch_size: int = 128, inits: int = 1, max_masks_per_nnz: int = 0, levels_per_run: int = 1,
+           max_nnz: int = 0,
+           phase1_grid: list[int] = (1, 2, 3, 4), phase1_inits: int = 1,
+           fixed_init_methods: list[str] = ("snip", "iter_snip", "force", "grasp", "synflow", "prospr", "gmp",
+                                            "rigl", "magnitude", "imp"),
            imp_rounds: int = 3) -> dict[str, float]:
     """Phase 1 (minimal widths over phase1_grid^3, neurons masked in a width-16 network), phase 2 (the mask
     search at ``widths``, stopping at the first nonzero count that reaches ``target``), then the "fixed init"
@@ -77,21 +83,26 @@ def search(ctx, widths: list[int] = (3, 3, 3), target: float = 0.95, num_points:
 
     The search's nonzero count includes the dense classifier (d3 weights), biases excluded ('Weight NNZ').
 
-    Measured (quick, seed 0: 3,982 points, 1,984 SGD steps, 32 masks per level): no mask reaches 95%; the best is
-    0.794 at 25 nonzeros (427 masks over 16 levels), phase 1 over {2, 3}^3 tops out at 0.650. From that mask's
-    init, the pruners reach 0.50-0.80 (gap -0.005). The quick recipe is 10% of the paper's steps and does not
-    train (3, 3, 3) networks, dense or sparse, past ~0.8: C1 and the fixed-init claim need `full`."""
+    Regime (quick recipe chosen on it): the dense 3-3-3 network from a width-16 init reaches 0.50-0.87 over 8 inits
+    even at the paper's 50,000 points and 19,500 steps (0.66, best of 2, at quick's 4,928 steps); width 8 reaches 95% in
+    6/8 inits under both recipes, width 32 always. Measured (quick, seed 0: 9,983 points, 4,928 steps, 16 masks per
+    level): a 25-nonzero mask reaches 0.962 (210 masks over 16 levels) while the dense 3-3-3 reaches 0.66 (phase 1
+    best over {2, 3}^3 x 2 inits: 0.733). From the winner's init GraSP (0.9617) and GMP (0.9614) also pass 95%
+    (2/10), the gap to the winner is 0.0002 (2 of 9,983 points); RigL 0.53, SNIP 0.68."""
     x, y = cubist_spiral(num_points)
-    recipe = _recipe(epochs, lr)
+    recipe = _recipe(epochs, lr, batch_size)
     gen = ctx.torch_generator("search")
-    metrics = {"target": target, "num_points": float(len(x)), "train_steps": float(epochs * (len(x) // 128)),
+    metrics = {"target": target, "num_points": float(len(x)), "train_steps": float(epochs * (len(x) // batch_size)),
                "search_space": float(search_space_size(tuple(widths)))}
     if phase1_grid:
-        phase1 = minimal_widths(x, y, target, list(phase1_grid), generator=ctx.torch_generator("phase1"), **recipe)
+        phase1 = minimal_widths(x, y, target, list(phase1_grid), inits=phase1_inits,
+                                generator=ctx.torch_generator("phase1"), **recipe)
         best = phase1["widths"]
         metrics["phase1_reached"] = float(best is not None)
         metrics["phase1_best_accuracy"] = max(phase1["accuracy"].values())
         metrics["phase1_width_sum"] = float(sum(best)) if best else float(3 * max(phase1_grid) + 1)
+        if tuple(widths) in phase1["accuracy"]:  # the regime: the dense network at the search's widths
+            metrics["dense_search_widths_accuracy"] = phase1["accuracy"][tuple(widths)]
     start = time.perf_counter()
     finder = CombinatorialSearch(tuple(widths), target, inits=inits, max_nnz=max_nnz or None,
                                  max_masks_per_nnz=max_masks_per_nnz or None, levels_per_run=levels_per_run, **recipe)
@@ -123,7 +134,7 @@ def _search_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
             "search_best_accuracy": max(m["search_accuracy"] for m in per_seed)}
 
 
-PRUNERS = ["snip", "iter_snip", "force", "grasp", "synflow", "gmp", "magnitude", "imp"]
+PRUNERS = ["snip", "iter_snip", "force", "grasp", "synflow", "prospr", "gmp", "rigl", "magnitude", "imp"]
 
 
 @experiment(
@@ -131,28 +142,29 @@ PRUNERS = ["snip", "iter_snip", "force", "grasp", "synflow", "gmp", "magnitude",
     quick={**RECIPE_QUICK, "widths": [3, 8, 32], "seeds": 3},
     full={"num_points": 50_000, "epochs": 50, "lr": 0.1, "widths": [3, 8, 16, 32, 64, 128, 256], "imp_rounds": 5,
           "seeds": 5},
-    smoke={"num_points": 400, "epochs": 2, "widths": [3, 8], "methods": ["snip", "gmp", "imp"],
+    smoke={"num_points": 400, "epochs": 2, "widths": [3, 8], "methods": ["snip", "prospr", "gmp", "rigl", "imp"],
            "synflow_iterations": 5},
     threads=1,
 )
 def pruners(ctx, widths: list[int] = (3, 8, 32), nnz: int = 24, target: float = 0.95, num_points: int = 50_000,
-            epochs: int = 50, lr: float = 0.1, imp_rounds: int = 3, methods: list[str] = tuple(PRUNERS),
-            synflow_iterations: int = 100) -> dict[str, float]:
+            epochs: int = 50, lr: float = 0.1, batch_size: int = 128, imp_rounds: int = 3,
+            methods: list[str] = tuple(PRUNERS), synflow_iterations: int = 100) -> dict[str, float]:
     """Every pruner at every width, one shared initialisation per width, pruned to ``nnz`` weights (classifier
     included) and trained on the search's recipe; success = training accuracy >= target. Dead paths per network:
     nonzero weights on no input-to-output path, and units left with weights but no input or no output.
     The dense network of each width is the regime check: if it misses the target, pruning is not to blame.
 
-    Measured (quick, 3 seeds, budget 24): no pruner succeeds at any width (0/72); dense accuracy 0.566 / 0.799 /
-    0.999 at widths 3 / 8 / 32, so only width 32 is trained to the target. Dead paths: 72% of pruned networks
-    keep weights on no input-output path (mean 7.1); at width 32 SNIP, iterative SNIP, FORCE and one-shot magnitude
-    usually leave all 24 weights dead (accuracy 0.5), SynFlow almost none, IMP 1-3."""
+    Measured (quick, 3 seeds, 4,928 steps, budget 24): no pruner succeeds at any width (0/90; best 0.80). Dense
+    accuracy 0.565/0.564/0.518 at width 3, 1.0/0.984/0.513 at width 8 (one init fails to train), 1.0 at width
+    32: only width 32 is in the regime by the mean. Dead paths: 79% of pruned networks keep weights on no
+    input-output path (mean 7.5); at width 32 SNIP, GraSP, ProsPr and one-shot magnitude leave (almost) all 24
+    weights dead (accuracy 0.5), RigL 11-17, SynFlow 0-1."""
     x, y = cubist_spiral(num_points)
     study = PrunerComparison(tuple(widths), nnz, tuple(methods), imp_rounds=imp_rounds,
-                             synflow_iterations=synflow_iterations, **_recipe(epochs, lr))
+                             synflow_iterations=synflow_iterations, **_recipe(epochs, lr, batch_size))
     study.fit(x, y, generator=ctx.torch_generator("pruners"))
     metrics = {"target": target, "nnz_budget": float(nnz), "num_points": float(len(x)),
-               "train_steps": float(epochs * (len(x) // 128))}
+               "train_steps": float(epochs * (len(x) // batch_size))}
     for w in widths:
         metrics[f"dense_w{w}_accuracy"] = study.accuracy_[("dense", w)]
         for m in methods:
@@ -182,6 +194,14 @@ def _pruners_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
         out[f"pruned_accuracy_w{w}"] = float(np.mean([mean(f"{k}_accuracy") for k in at]))
     out["success_drop_narrow_to_wide"] = out[f"success_rate_w{widths[0]}"] - out[f"success_rate_w{widths[-1]}"]
     out["accuracy_drop_narrow_to_wide"] = out[f"pruned_accuracy_w{widths[0]}"] - out[f"pruned_accuracy_w{widths[-1]}"]
+    # the regime: widths whose dense network reaches the target (mean over seeds); the width claim compares the
+    # narrowest and the widest of them, so an untrainable narrow start is not read as over-parameterisation
+    regime = [w for w in widths if mean(f"dense_w{w}_accuracy") >= per_seed[0]["target"]]
+    out["regime_widths"] = float(len(regime))
+    out["regime_narrowest_width"] = float(regime[0]) if regime else 0.0
+    narrow, wide = (regime[0], regime[-1]) if regime else (widths[0], widths[0])
+    out["success_drop_in_regime"] = out[f"success_rate_w{narrow}"] - out[f"success_rate_w{wide}"]
+    out["accuracy_drop_in_regime"] = out[f"pruned_accuracy_w{narrow}"] - out[f"pruned_accuracy_w{wide}"]
     return out
 
 
@@ -191,7 +211,6 @@ CLAIMS = [
         experiment=search,
         check=lambda m: m["search_any_reached"] >= 1 and m["search_min_nnz"] <= 35,
         paper="Sec. 3-4: ideal sparse networks (about 30 nonzeros at 95%) exist far below what pruners find",
-        setting="full",
     ),
     Claim(
         "At that budget every pruner succeeds in <= 40% of seeds at every width, while the dense networks of "
@@ -199,16 +218,14 @@ CLAIMS = [
         experiment=pruners,
         check=lambda m: m["max_success_rate"] <= 0.4 and m["dense_min_accuracy_wide"] >= m["target"],
         paper="Fig. 1, Sec. 4: no pruner finds the sparsest networks",
-        setting="full",
     ),
     Claim(
-        "Over-parameterisation hurts: pruned accuracy and success fall from the narrowest to the widest start, "
-        "with the recipe training the dense network of every width to the target",
+        "Over-parameterisation hurts: pruned accuracy and success fall from the narrowest to the widest start "
+        "among the widths whose dense network the recipe trains to the target (at least two such widths)",
         experiment=pruners,
-        check=lambda m: (m["accuracy_drop_narrow_to_wide"] > 0 and m["success_drop_narrow_to_wide"] >= 0
-                         and m["dense_min_accuracy"] >= m["target"]),
+        check=lambda m: (m["regime_widths"] >= 2 and m["accuracy_drop_in_regime"] > 0
+                         and m["success_drop_in_regime"] >= 0),
         paper="Sec. 4.2: pruning from wider networks performs worse",
-        setting="full",
     ),
     Claim(
         "Pruned networks contain disconnected paths: >= 25% of pruned networks keep weights on no "
@@ -224,7 +241,6 @@ CLAIMS = [
         check=lambda m: (m["search_any_reached"] >= 1 and m["fixed_init_success_rate"] <= 0.4
                          and m["fixed_init_gap"] > 0),
         paper="Sec. 5: fixed-init runs (BENCH-95) still get stuck at suboptimal solutions",
-        setting="full",
     ),
 ]
 

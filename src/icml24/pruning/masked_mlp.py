@@ -137,8 +137,9 @@ def train_batched(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, epo
     """SGD (momentum, weight decay) with BCE-with-logits on all K networks at once, batches shared across networks.
 
     The loss is the sum over networks of each network's batch-mean loss, so network k's gradient equals its own
-    single-network gradient. ``on_step(model, step, total_steps)`` runs before each step (GMP prunes there) and may
-    return a new optimizer (after a rewind). Masks are reapplied in the forward pass.
+    single-network gradient. ``on_step(model, step, total_steps, batch=(x_b, y_b), optimizer=optimizer)`` runs
+    before each step on its minibatch (GMP prunes there, RigL drops and grows). Masks are reapplied in the forward
+    pass.
     """
     check_finite("x", x)
     check_finite("y", y)
@@ -153,9 +154,9 @@ def train_batched(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, epo
             group["lr"] = lr_at(epoch, epochs, lr, schedule)
         order = torch.randperm(len(x), generator=generator)
         for i in range(per_epoch):
-            if on_step is not None:
-                on_step(model, step, total)
             idx = order[i * batch_size:(i + 1) * batch_size]
+            if on_step is not None:
+                on_step(model, step, total, batch=(x[idx], y[idx]), optimizer=optimizer)
             logits = model(x[idx])
             target = y[idx].unsqueeze(0).expand_as(logits)
             loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")

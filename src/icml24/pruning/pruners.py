@@ -5,8 +5,9 @@ narrower networks are zero-padded to the widest one (a padded unit has no weight
 and changes nothing).
 
 Methods: ``magnitude`` (one-shot global magnitude after dense training, then fine-tuning), ``gmp`` (gradual
-magnitude, cubic schedule), ``imp`` (iterative magnitude with rewinding to init, the lottery ticket), ``snip``,
-``iter_snip``, ``force``, ``grasp``, ``synflow`` (pruning at initialisation, then training).
+magnitude, cubic schedule), ``rigl`` (dynamic sparse training), ``imp`` (iterative magnitude with rewinding to
+init, the lottery ticket), ``snip``, ``iter_snip``, ``force``, ``grasp``, ``synflow``, ``prospr`` (pruning at
+initialisation, then training).
 """
 
 from __future__ import annotations
@@ -17,16 +18,20 @@ from icml24._validation import FittedAttributes, check_finite
 
 from .criteria import force, global_magnitude, grasp, iterative_snip, keep_top, snip, synflow
 from .masked_mlp import BatchedMaskedMLP, train_batched
+from .prospect import prospr
+from .rigl import RigL
 from .schedules import GradualMagnitude, geometric_nnz
 
-AT_INIT = ("snip", "iter_snip", "force", "grasp", "synflow")
-AFTER_TRAINING = ("gmp", "magnitude", "imp")
-METHODS = AT_INIT + AFTER_TRAINING
+AT_INIT = ("snip", "iter_snip", "force", "grasp", "synflow", "prospr")
+DURING_TRAINING = ("gmp", "rigl")
+AFTER_TRAINING = ("magnitude", "imp")
+METHODS = AT_INIT + DURING_TRAINING + AFTER_TRAINING
 
 
 def at_init_masks(method: str, model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, nnz: int,
-                  iterations: int = 100) -> list[torch.Tensor]:
-    """Masks from a pruning-at-initialisation criterion (``x``, ``y``: the scoring data)."""
+                  iterations: int = 100, lr: float = 0.1, batch_size: int = 128) -> list[torch.Tensor]:
+    """Masks from a pruning-at-initialisation criterion (``x``, ``y``: the scoring data; ``lr``, ``batch_size``:
+    ProsPr's inner steps, the training recipe's)."""
     if method == "snip":
         return snip(model, x, y, nnz)
     if method == "iter_snip":
@@ -37,6 +42,8 @@ def at_init_masks(method: str, model: BatchedMaskedMLP, x: torch.Tensor, y: torc
         return grasp(model, x, y, nnz)
     if method == "synflow":
         return synflow(model, nnz, iterations=iterations)
+    if method == "prospr":
+        return prospr(model, x, y, nnz, steps=3, lr=lr, batch_size=batch_size)
     raise ValueError(f"unknown pruning-at-init method {method!r}; choose from {AT_INIT}")
 
 
@@ -65,11 +72,23 @@ def _unpad(batch: BatchedMaskedMLP, k: int, width: int) -> tuple[dict, list[torc
     return state, [m[k:k + 1, :o, :i].clone() for m, (o, i) in zip(batch.masks, shapes)]
 
 
+def _chain(hooks: list):
+    """One ``on_step`` callback running ``hooks`` in order (None when there are none)."""
+    if not hooks:
+        return None
+
+    def on_step(model, step, total, **kwargs):
+        for hook in hooks:
+            hook(model, step, total, **kwargs)
+    return on_step
+
+
 class PrunerComparison(FittedAttributes):
     """Prune one initialisation per width in ``widths`` to ``nnz`` weights with each of ``methods``, then train.
 
     ``imp_rounds`` training rounds for IMP (the paper: 5 rounds of the full recipe); ``gmp_events`` pruning events
-    for GMP (199); ``score_points`` points score the at-init criteria. Recipe: ``epochs``, ``batch_size``, ``lr``,
+    for GMP (199); ``rigl_delta`` steps between RigL updates (100); ``score_points`` points score the at-init
+    criteria. Recipe: ``epochs``, ``batch_size``, ``lr``,
     ``schedule``, momentum 0.9, weight decay 5e-4. The dense network of each width trains alongside (it is IMP's
     first round and magnitude pruning's starting point).
 
@@ -79,7 +98,8 @@ class PrunerComparison(FittedAttributes):
 
     def __init__(self, widths: tuple[int, ...], nnz: int, methods: tuple[str, ...] = METHODS, epochs: int = 50,
                  batch_size: int = 128, lr: float = 0.1, schedule: str = "cosine", imp_rounds: int = 5,
-                 gmp_events: int = 199, synflow_iterations: int = 100, score_points: int = 1024):
+                 gmp_events: int = 199, synflow_iterations: int = 100, score_points: int = 1024,
+                 rigl_delta: int = 100):
         unknown = [m for m in methods if m not in METHODS]
         if unknown:
             raise ValueError(f"unknown methods {unknown}; choose from {METHODS}")
@@ -94,6 +114,7 @@ class PrunerComparison(FittedAttributes):
         self.recipe = {"epochs": int(epochs), "batch_size": int(batch_size), "lr": float(lr), "schedule": schedule}
         self.imp_rounds, self.gmp_events = int(imp_rounds), int(gmp_events)
         self.synflow_iterations, self.score_points = int(synflow_iterations), int(score_points)
+        self.rigl_delta = int(rigl_delta)
 
     def fit(self, x: torch.Tensor, y: torch.Tensor, generator: torch.Generator | None = None,
             inits: dict[int, BatchedMaskedMLP] | None = None) -> PrunerComparison:
@@ -110,7 +131,7 @@ class PrunerComparison(FittedAttributes):
         self.inits_ = {w: inits[w] for w in self.widths}
         idx = torch.randperm(len(x), generator=generator)[:self.score_points]
         xs, ys = x[idx], y[idx]
-        first = [m for m in self.methods if m in AT_INIT or m == "gmp"] + ["dense"]
+        first = [m for m in self.methods if m in AT_INIT + DURING_TRAINING] + ["dense"]
         rows, keys = [], []
         for w in self.widths:
             net = self.inits_[w]
@@ -119,13 +140,18 @@ class PrunerComparison(FittedAttributes):
                 if method in AT_INIT:
                     probe = BatchedMaskedMLP(net.widths, 1)
                     probe.load_snapshot(net.snapshot())
-                    masks = at_init_masks(method, probe, xs, ys, self.nnz, self.synflow_iterations)
+                    masks = at_init_masks(method, probe, xs, ys, self.nnz, self.synflow_iterations,
+                                          self.recipe["lr"], self.recipe["batch_size"])
                 rows.append((net.snapshot(), masks))
                 keys.append((method, w))
         batch = _pad(rows, max(self.widths))
-        gmp_rows = [i for i, (m, _) in enumerate(keys) if m == "gmp"]
-        gmp = GradualMagnitude(self.nnz, self.gmp_events, gmp_rows) if gmp_rows else None
-        train_batched(batch, x, y, generator=generator, on_step=gmp, **self.recipe)
+        hooks = []
+        for method, hook in (("gmp", lambda r: GradualMagnitude(self.nnz, self.gmp_events, r)),
+                             ("rigl", lambda r: RigL(self.nnz, r, delta=self.rigl_delta, generator=generator))):
+            rows_of = [i for i, (m, _) in enumerate(keys) if m == method]
+            if rows_of:
+                hooks.append(hook(rows_of))
+        train_batched(batch, x, y, generator=generator, on_step=_chain(hooks), **self.recipe)
         self.accuracy_, self.masks_, self.nnz_ = {}, {}, {}
         self._record(batch, keys, x, y)
         later = [m for m in ("magnitude", "imp") if m in self.methods]

@@ -32,7 +32,7 @@ class GradualMagnitude:
             raise ValueError(f"events must be >= 1, got {events}")
         self.nnz, self.events, self.networks = int(nnz), int(events), networks
 
-    def __call__(self, model: BatchedMaskedMLP, step: int, total: int) -> None:
+    def __call__(self, model: BatchedMaskedMLP, step: int, total: int, **_) -> None:
         interval = max(1, total // (self.events + 1))
         events = min(self.events, (total - 1) // interval)  # short runs: fewer events, still ending at nnz
         if step == 0 or step % interval or step > events * interval:
