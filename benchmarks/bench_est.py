@@ -3,8 +3,9 @@ and skipping blocks, against the full model and against zero-masking the same su
 
 Both shapes of the default schedule are timed: stage 1 (half the layers, half the heads and MLP units) and stage 2
 (all layers, half the heads and units). Sliced and masked outputs must agree (same subnetwork, same weights); the
-analytic FLOPs ratio is printed beside the time ratio. Median of ``repeat`` steps; the cores are shared, so expect
-noise. Exits non-zero only if the outputs disagree.
+analytic FLOPs ratio is printed beside the time ratio. The shapes take turns step by step (so a shared machine's
+load falls on all alike) and each time is the median of ``repeat`` steps. Exits non-zero only if the outputs
+disagree.
 
 Run: python benchmarks/bench_est.py [n_embd] [n_layer]
 """
@@ -20,16 +21,22 @@ import torch
 from icml24.llm import GPT, EvolvingSubnetworkSchedule, GPTConfig, SubnetworkSampler, subnetwork_flops
 
 
-def _step_time(model, optimizer, x, subnetwork, mode: str, repeat: int) -> float:
-    times = []
+def _step_seconds(model, optimizer, x, subnetwork, mode: str) -> float:
+    start = time.perf_counter()
+    _, loss = model(x, x, subnetwork=subnetwork, mode=mode)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+    return time.perf_counter() - start
+
+
+def _interleaved_times(model, optimizer, x, shapes: dict, repeat: int) -> dict[str, float]:
+    """Median step time of each (subnetwork, mode) in ``shapes``, the shapes taking turns step by step."""
+    times: dict[str, list[float]] = {name: [] for name in shapes}
     for _ in range(repeat + 1):
-        start = time.perf_counter()
-        _, loss = model(x, x, subnetwork=subnetwork, mode=mode)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times[1:])  # the first step warms up
+        for name, (subnetwork, mode) in shapes.items():
+            times[name].append(_step_seconds(model, optimizer, x, subnetwork, mode))
+    return {name: statistics.median(t[1:]) for name, t in times.items()}  # the first round warms up
 
 
 def main(n_embd: int = 128, n_layer: int = 4, batch: int = 16, repeat: int = 7) -> int:
@@ -40,7 +47,6 @@ def main(n_embd: int = 128, n_layer: int = 4, batch: int = 16, repeat: int = 7) 
     x = torch.randint(0, config.vocab_size, (batch, config.block_size), generator=torch.Generator().manual_seed(1))
     sampler = SubnetworkSampler(config, EvolvingSubnetworkSchedule.default(), torch.Generator().manual_seed(2))
     size = f"{model.num_params() / 1e6:.2f}M params, batch {batch}x{config.block_size}"
-    full_s = _step_time(model, optimizer, x, None, "slice", repeat)
     full_flops = subnetwork_flops(config, None, batch, config.block_size)
     failed = 0
     for stage, step in (("stage 1", 0), ("stage 2", 3)):
@@ -48,8 +54,9 @@ def main(n_embd: int = 128, n_layer: int = 4, batch: int = 16, repeat: int = 7) 
         with torch.no_grad():
             agree = torch.allclose(model(x, subnetwork=sub)[0], model(x, subnetwork=sub, mode="mask")[0], atol=1e-4)
         failed += not agree
-        sliced_s = _step_time(model, optimizer, x, sub, "slice", repeat)
-        masked_s = _step_time(model, optimizer, x, sub, "mask", repeat)
+        times = _interleaved_times(model, optimizer, x, {"full": (None, "slice"), "sliced": (sub, "slice"),
+                                                          "masked": (sub, "mask")}, repeat)
+        full_s, sliced_s, masked_s = times["full"], times["sliced"], times["masked"]
         flops_ratio = subnetwork_flops(config, sub, batch, config.block_size) / full_flops
         print(f"{stage} subnetwork vs full model, {size}: sliced {sliced_s * 1e3:.1f} ms, full {full_s * 1e3:.1f} "
               f"ms, time ratio {sliced_s / full_s:.2f} (analytic FLOPs ratio {flops_ratio:.2f})")

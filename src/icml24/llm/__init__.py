@@ -38,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "Stage": ".est",
     "Subnetwork": ".est",
     "SubnetworkSampler": ".est",
+    "fit_lockstep": ".est",
     "layer_forward_flops": ".est",
     "measured_flops": ".est",
     "schedule_flops": ".est",

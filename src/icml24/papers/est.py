@@ -18,6 +18,7 @@ from icml24.llm import (
     GPTConfig,
     Stage,
     SubnetworkSampler,
+    fit_lockstep,
     measured_flops,
     schedule_flops,
     subnetwork_flops,
@@ -38,14 +39,15 @@ PAPER = Paper(
     deviations=[
         "The official repository holds no code and the paper's stage boundaries and rates are not public, so the "
         "schedule (20% / 30% / 50% of steps, p = 0.5 / (1, 0.5, 0.5) / 1) is ours.",
-        "A byte-level GPT of about 0.8M parameters (quick) or 4.8M (full) on Shakespeare replaces GPT-2 and "
-        "TinyLlama on their pre-training corpora.",
+        "Tiny byte-level GPTs on Shakespeare (quick 60k / 36k parameters, full 218k / 127k) trained on 20-31 "
+        "tokens per parameter replace GPT-2 and TinyLlama, keeping the pre-training regime rather than the size.",
         "Skipped layers are the identity with no 1/p_L rescaling, and one AdamW optimizer runs through all stages.",
         "FLOPs are analytic matmul FLOPs (3 x forward, attention as the full T x T square), checked against "
         "torch.utils.flop_counter on one step of each stage shape.",
-        "Quick runs one seed of short training on a shared CPU, so the wall-clock ratio carries the machine's load.",
-        "Quick trains 0.74 tokens per parameter (the paper's models train far longer), too short for the loss "
-        "claims, which are therefore judged on the full setting only.",
+        "Wall clock is the summed step time of runs trained in lockstep in one process (one step of each in turn), "
+        "so the shared CPU's load falls on both alike; the per-step CPU-time ratio is reported beside it.",
+        "Model size and learning rate were chosen on the baseline's loss on a validation slice of the training "
+        "text, under a CPU budget and at >= 20 tokens per parameter; quick runs one seed.",
     ],
 )
 
@@ -74,8 +76,23 @@ def _flops_check(ctx, config: GPTConfig, schedule: EvolvingSubnetworkSchedule) -
     return float(max(gaps))
 
 
-def _train(ctx, config, schedule, train, val, seed, **kw) -> EvolvingSubnetworkTrainer:
-    return EvolvingSubnetworkTrainer(config, schedule, seed=seed, **kw).fit(train, val, progress=ctx.progress)
+def _train_lockstep(ctx, config, schedules: dict[str, EvolvingSubnetworkSchedule], train, val, seed,
+                    **kw) -> dict[str, EvolvingSubnetworkTrainer]:
+    """All runs with the same seed, tokens and LR schedule, one step of each in turn in this process (so the
+    shared machine's load falls on every run alike and their step times compare)."""
+    runs = {name: EvolvingSubnetworkTrainer(config, schedule, seed=seed, **kw) for name, schedule in schedules.items()}
+    fit_lockstep(list(runs.values()), train, val, progress=ctx.progress)
+    return runs
+
+
+def _regime(base: EvolvingSubnetworkTrainer) -> dict[str, float]:
+    """Tokens per parameter and how flat the baseline's held-out loss is at the end: its relative drop over the
+    last 20% of steps (pre-training with many tokens per parameter flattens out; a short run still falls fast)."""
+    steps, cfg = base.steps_done_, base.config
+    at_80 = next(e["val_loss"] for e in base.evals_ if e["step"] >= 0.8 * steps)
+    return {"num_params": float(base.model_.num_params()),
+            "tokens_per_param": steps * base.batch_size * cfg.block_size / base.model_.num_params(),
+            "baseline_rel_loss_drop_last_20pct": (at_80 - base.final_val_loss_) / at_80}
 
 
 def _equal_flops(base: EvolvingSubnetworkTrainer, est: EvolvingSubnetworkTrainer) -> tuple[float, float, int]:
@@ -109,58 +126,58 @@ def _curves_figure(ctx, runs: dict[str, EvolvingSubnetworkTrainer], title: str, 
     ctx.figure(name, fig)
 
 
-MODEL = {"n_layer": 4, "n_head": 4, "n_embd": 128, "block_size": 64}
-FULL_MODEL = {"n_layer": 6, "n_head": 8, "n_embd": 256, "block_size": 128}
+# Pre-training regime at CPU scale: tiny models trained on >= 20 tokens per parameter (embeddings counted). Size and
+# learning rate were picked on the baseline's loss on a validation slice of the training text (never the claims):
+# at 900 steps, d=32 reached 2.047 nats/byte (lr 1e-2) against 2.104 / 2.112 for d=24 (lr 1e-2 / 2e-2); at 750
+# steps d=32 gave 2.252 / 2.247 / 2.327 for lr 1e-2 / 2e-2 / 3e-3. The ablation trains five runs, so quick uses d=24
+# (the runner-up) for 360 steps to stay >= 20 tokens per parameter inside the ~3-4 CPU-minute budget.
+QUICK_MODEL = {"n_layer": 4, "n_head": 4, "n_embd": 32, "block_size": 64, "batch_size": 32, "lr": 1e-2}
+FULL_MODEL = {"n_layer": 4, "n_head": 4, "n_embd": 64, "block_size": 64, "batch_size": 64, "lr": 1e-2}
 SMOKE_MODEL = {"n_layer": 2, "n_head": 2, "n_embd": 32, "block_size": 32, "batch_size": 4, "steps": 12,
                "eval_every": 4, "eval_batches": 2, "max_chars": 200_000}
 
 
 @experiment(
     PAPER,
-    quick={**MODEL, "steps": 600, "eval_every": 50, "seeds": 1},
-    full={**FULL_MODEL, "steps": 3000, "eval_every": 150, "seeds": 3},
+    quick={**QUICK_MODEL, "steps": 900, "eval_every": 45, "seeds": 1},  # 60k params, 30.7 tokens/param
+    full={**FULL_MODEL, "steps": 1600, "eval_every": 80, "seeds": 3},  # 218k params, 30 tokens/param
     smoke=SMOKE_MODEL,
     threads=1,
 )
 def efficiency(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer: int = 4, n_head: int = 4,
-               n_embd: int = 128, block_size: int = 64, batch_size: int = 16, steps: int = 600, lr: float = 3e-3,
-               eval_every: int = 50, eval_batches: int = 8, stage_ends: list[float] = (0.2, 0.5, 1.0),
+               n_embd: int = 32, block_size: int = 64, batch_size: int = 32, steps: int = 900, lr: float = 1e-2,
+               eval_every: int = 45, eval_batches: int = 8, stage_ends: list[float] = (0.2, 0.5, 1.0),
                p_layers: list[float] = (0.5, 1.0, 1.0), p_heads: list[float] = (0.5, 0.5, 1.0),
                p_mlp: list[float] = (0.5, 0.5, 1.0)) -> dict[str, float]:
     """Baseline vs EST with the same seed (initial weights, batches), tokens and LR schedule (warm-up + cosine).
 
-    Reports the analytic FLOPs saving (and the schedule's expected one), the flop_counter check, the final
-    held-out losses, both wall-clock times (the CPU is shared by other jobs, so the ratio carries their load), and
-    the held-out loss at equal FLOPs. Regime: tokens per parameter and how much the baseline's loss still fell over
-    the second half of training (an under-trained model is where dropping capacity early costs least).
+    The two runs train in lockstep (one step of each in turn in this process), so the shared CPU's load falls on
+    both alike; the wall-clock ratio sums each run's own step times (evaluation excluded), and the ratio of their
+    CPU times is reported beside it. Reports the analytic FLOPs saving (and the schedule's expected one), the
+    flop_counter check, the final held-out losses and the held-out loss at equal FLOPs. Regime: tokens per
+    parameter and the baseline's relative held-out loss drop over the last 20% of steps (near-flat in pre-training).
 
-    Measured (quick, 1 seed, 0.83M params, 600 steps x 1024 bytes, 0.74 tokens/param): FLOPs saving 28.9% (= the
-    schedule's expected value; flop_counter agrees exactly on every stage shape), but the final held-out loss is
-    2.647 for EST against 2.037 for the baseline (+0.61 nats): the full model evaluated after stage 1 sits near the
-    unigram level (3.35 vs 2.69 at step 50) and stage 3 gets only the low-LR cosine tail, so the lag never closes;
-    at equal FLOPs EST is above the baseline at all 9 compared points (mean +0.39). Wall clock 461 s vs 1412 s
-    (ratio 0.33, far below the 0.71 FLOPs ratio): the two runs ran back to back on a CPU shared by ~9 other jobs
-    (load average 15-21 on 2 cores), so the load, not EST, made most of that difference.
+    Measured (quick, 1 seed, 60k params, 900 steps x 2048 bytes, 30.7 tokens/param, baseline's loss fell 1.7% over
+    the last 20% of steps): FLOPs saving 26.7% (= the schedule's expected value; flop_counter agrees exactly), final
+    held-out loss 2.416 for EST against 2.291 (+0.125 nats: claim 1 fails); at equal FLOPs EST is lower at 15 of 18
+    points (mean -0.116: holds); lockstep wall-clock ratio 0.79 (CPU-time ratio 0.79; analytic FLOPs ratio 0.73).
     """
     train, val = text_splits(corpus, max_chars=max_chars or None)
     config = GPTConfig(block_size=block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd)
     schedule = _schedule(stage_ends, p_layers, p_heads, p_mlp)
     seed = ctx.child_seed("run")  # one seed for both runs: same weights, data order and LR schedule
     kw = {"steps": steps, "batch_size": batch_size, "lr": lr, "eval_every": eval_every, "eval_batches": eval_batches}
-    base = _train(ctx, config, EvolvingSubnetworkSchedule.full(), train, val, seed, **kw)
-    est = _train(ctx, config, schedule, train, val, seed, **kw)
+    runs = _train_lockstep(ctx, config, {"baseline": EvolvingSubnetworkSchedule.full(), "est": schedule}, train, val,
+                           seed, **kw)
+    base, est = runs["baseline"], runs["est"]
     win, gap, count = _equal_flops(base, est)
     _curves_figure(ctx, {"baseline (full model)": base, "EST": est},
-                   f"{corpus}, {base.model_.num_params() / 1e6:.2f}M params, {steps} steps x {batch_size * block_size} "
-                   f"tokens; EST FLOPs saving {est.flops_saving():.1%}", "loss_curves")
-    half = next(e["val_loss"] for e in base.evals_ if e["step"] >= steps // 2)
-    tokens = steps * batch_size * block_size
+                   f"{corpus}, {base.model_.num_params() / 1e6:.3f}M params, {steps} steps x "
+                   f"{batch_size * block_size} tokens; EST FLOPs saving {est.flops_saving():.1%}", "loss_curves")
     full_flops = steps * subnetwork_flops(config, None, batch_size, block_size)
     return {
-        "num_params": float(base.model_.num_params()),
-        "tokens": float(tokens),
-        "tokens_per_param": tokens / base.model_.num_params(),
-        "baseline_loss_drop_second_half": half - base.final_val_loss_,
+        **_regime(base),
+        "tokens": float(steps * batch_size * block_size),
         "baseline_flops": base.total_flops_,
         "est_flops": est.total_flops_,
         "flops_saving": est.flops_saving(),
@@ -172,6 +189,7 @@ def efficiency(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer: in
         "baseline_seconds": float(base.step_seconds_.sum()),
         "est_seconds": float(est.step_seconds_.sum()),
         "est_over_baseline_time": float(est.step_seconds_.sum() / base.step_seconds_.sum()),
+        "est_over_baseline_cpu_time": float(est.step_cpu_seconds_.sum() / base.step_cpu_seconds_.sum()),
         "equal_flops_win_fraction": win,
         "equal_flops_mean_gap": gap,
         "equal_flops_points": float(count),
@@ -188,20 +206,22 @@ VARIANTS = {  # (stage_ends, p_layers, p_heads, p_mlp): one sampled dimension at
 
 @experiment(
     PAPER,
-    quick={"n_layer": 4, "n_head": 4, "n_embd": 64, "block_size": 64, "steps": 400, "eval_every": 50, "seeds": 1},
-    full={**MODEL, "steps": 1500, "eval_every": 100, "seeds": 3},
+    quick={**QUICK_MODEL, "n_embd": 24, "steps": 360, "eval_every": 36, "seeds": 1},  # 36k params, 20.6 tok/param
+    full={**QUICK_MODEL, "n_embd": 48, "steps": 1900, "eval_every": 95, "seeds": 3},  # 127k params, 31 tokens/param
     smoke=SMOKE_MODEL,
     threads=1,
 )
 def ablation(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer: int = 4, n_head: int = 4,
-             n_embd: int = 64, block_size: int = 64, batch_size: int = 16, steps: int = 400, lr: float = 3e-3,
-             eval_every: int = 50, eval_batches: int = 8,
+             n_embd: int = 24, block_size: int = 64, batch_size: int = 32, steps: int = 360, lr: float = 1e-2,
+             eval_every: int = 36, eval_batches: int = 8,
              variants: list[str] = ("layers", "heads", "mlp", "all")) -> dict[str, float]:
     """Which sampling dimension buys what: layers only (p_L 0.5 in the first 20%), heads only or MLP width only
-    (p 0.5 in the first 50%), and all three (the default schedule), each against the same full-model baseline.
+    (p 0.5 in the first 50%), and all three (the default schedule), each against the same full-model baseline,
+    all five trained in lockstep (`*_over_baseline_time` are their step-time ratios).
 
-    Measured (quick, 1 seed, 0.22M params, 400 steps): FLOPs saving / final-loss gap: layers 9.3% / +0.25,
-    heads 10.0% / +0.06, MLP 13.3% / +0.24, all 28.0% / +0.28 nats (baseline 2.461); only head sampling stays close.
+    Measured (quick, 1 seed, 36k params, 360 steps, 20.6 tokens/param): FLOPs saving / final-loss gap: layers
+    8.7% / +0.153, heads 11.7% / +0.048, MLP 10.0% / +0.099, all 26.0% / -0.026 nats (baseline 2.729). All runs sit
+    on the unigram plateau (~3.32) at first; the single-dimension variants leave it later than the baseline.
     """
     unknown = sorted(set(variants) - set(VARIANTS))
     if unknown:
@@ -210,14 +230,16 @@ def ablation(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer: int 
     config = GPTConfig(block_size=block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd)
     seed = ctx.child_seed("run")
     kw = {"steps": steps, "batch_size": batch_size, "lr": lr, "eval_every": eval_every, "eval_batches": eval_batches}
-    runs = {"baseline": _train(ctx, config, EvolvingSubnetworkSchedule.full(), train, val, seed, **kw)}
-    metrics = {"num_params": float(runs["baseline"].model_.num_params()),
-               "baseline_final_loss": runs["baseline"].final_val_loss_}
+    schedules = {"baseline": EvolvingSubnetworkSchedule.full(),
+                 **{name: _schedule(*VARIANTS[name]) for name in variants}}
+    runs = _train_lockstep(ctx, config, schedules, train, val, seed, **kw)
+    base = runs["baseline"]
+    metrics = {**_regime(base), "baseline_final_loss": base.final_val_loss_}
     for name in variants:
-        runs[name] = run = _train(ctx, config, _schedule(*VARIANTS[name]), train, val, seed, **kw)
+        run = runs[name]
         metrics[f"{name}_flops_saving"] = run.flops_saving()
-        metrics[f"{name}_final_loss_gap"] = run.final_val_loss_ - runs["baseline"].final_val_loss_
-        metrics[f"{name}_seconds"] = float(run.step_seconds_.sum())
+        metrics[f"{name}_final_loss_gap"] = run.final_val_loss_ - base.final_val_loss_
+        metrics[f"{name}_over_baseline_time"] = float(run.step_seconds_.sum() / base.step_seconds_.sum())
     _curves_figure(ctx, runs, f"ablation of the sampled dimensions, {steps} steps", "ablation_curves")
     singles = [n for n in variants if n != "all"]
     metrics["max_loss_gap"] = max(metrics[f"{n}_final_loss_gap"] for n in variants)
@@ -233,7 +255,6 @@ CLAIMS = [
         check=lambda m: (m["flops_saving"] >= 0.20 and m["flops_counter_max_rel_error"] <= 0.01
                          and m["final_loss_gap"] <= 0.02),
         paper="Abstract: 26.7% FLOPs saving on GPT-2 and 25.0% on TinyLlama without a pre-training loss increase",
-        setting="full",
     ),
     Claim(
         "EST's wall-clock training time is >= 10% below the baseline's on this machine (time ratio <= 0.90)",
@@ -247,7 +268,6 @@ CLAIMS = [
         experiment=efficiency,
         check=lambda m: m["equal_flops_win_fraction"] >= 0.75 and m["equal_flops_mean_gap"] < 0,
         paper="Training-efficiency curves: EST reaches a given loss with fewer FLOPs",
-        setting="full",
     ),
     Claim(
         "Sampling all three dimensions saves more FLOPs than any single one, and every variant ends within the "
@@ -255,7 +275,6 @@ CLAIMS = [
         experiment=ablation,
         check=lambda m: m["all_flops_saving"] > m["max_single_flops_saving"] and m["max_loss_gap"] <= 0.02,
         paper="Ablation over the sampled dimensions (details unverified: the paper's body could not be read)",
-        setting="full",
     ),
 ]
 

@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 
 from icml24._validation import NotFittedError
-from icml24.llm.est import EvolvingSubnetworkSchedule, EvolvingSubnetworkTrainer, GPTConfig, subnetwork_flops
+from icml24.llm.est import (
+    EvolvingSubnetworkSchedule,
+    EvolvingSubnetworkTrainer,
+    GPTConfig,
+    fit_lockstep,
+    subnetwork_flops,
+)
 
 CONFIG = GPTConfig(vocab_size=32, block_size=16, n_layer=2, n_head=2, n_embd=16)
 
@@ -63,3 +69,17 @@ def test_same_seed_same_run_and_errors():
     lr = _trainer(steps=100, warmup=0.1)
     assert lr.learning_rate(0) < lr.learning_rate(9) and lr.learning_rate(9) == pytest.approx(3e-3)
     assert lr.learning_rate(99) == pytest.approx(3e-4, rel=0.01)
+
+
+def test_lockstep_runs_end_exactly_where_their_own_fits_end():
+    train, val = _tokens(2000, 0), _tokens(400, 1)
+    alone = [_trainer(EvolvingSubnetworkSchedule.full()).fit(train, val), _trainer(steps=9).fit(train, val)]
+    together = fit_lockstep([_trainer(EvolvingSubnetworkSchedule.full()), _trainer(steps=9)], train, val)
+    for a, b in zip(alone, together):
+        np.testing.assert_array_equal(a.train_loss_, b.train_loss_)  # own model, optimizer and seed streams
+        assert [e["val_loss"] for e in a.evals_] == [e["val_loss"] for e in b.evals_]
+        assert b.step_seconds_.shape == b.step_cpu_seconds_.shape == (b.steps_done_,)
+        assert np.all(b.step_seconds_ > 0) and np.all(b.step_cpu_seconds_ >= 0)
+    assert together[1].steps_done_ == 9 and together[0].steps_done_ == 12
+    with pytest.raises(ValueError, match="at least one"):
+        fit_lockstep([], train, val)

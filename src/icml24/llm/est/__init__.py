@@ -11,7 +11,7 @@
 from .flops import layer_forward_flops, measured_flops, schedule_flops, subnetwork_flops
 from .model import GPT, GPTConfig, Subnetwork
 from .schedule import EvolvingSubnetworkSchedule, Stage, SubnetworkSampler
-from .training import EvolvingSubnetworkTrainer
+from .training import EvolvingSubnetworkTrainer, fit_lockstep
 
 __all__ = [
     "GPT",
@@ -21,6 +21,7 @@ __all__ = [
     "Stage",
     "Subnetwork",
     "SubnetworkSampler",
+    "fit_lockstep",
     "layer_forward_flops",
     "measured_flops",
     "schedule_flops",

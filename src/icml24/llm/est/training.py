@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,20 @@ def _as_tokens(name: str, tokens, vocab_size: int, length: int) -> torch.Tensor:
     return out
 
 
+@dataclass
+class _Run:
+    """The live objects of one training run (what a checkpoint saves, plus the token arrays)."""
+
+    model: GPT
+    optimizer: torch.optim.Optimizer
+    sampler: SubnetworkSampler
+    data_gen: torch.Generator
+    train: torch.Tensor
+    val: torch.Tensor
+    state: dict
+    end: int
+
+
 class EvolvingSubnetworkTrainer(FittedAttributes):
     """Train a :class:`GPT` for ``steps`` steps of ``batch_size`` x ``block_size`` tokens under ``schedule``.
 
@@ -50,8 +65,9 @@ class EvolvingSubnetworkTrainer(FittedAttributes):
         seed: derives the initial weights, the data order and the subnetwork draws (three independent streams).
 
     Learned state: ``model_``, ``train_loss_`` (per step), ``step_flops_`` (analytic, per step), ``step_seconds_``
-    (wall clock per step, evaluation excluded), ``evals_`` (dicts with step, tokens, flops, seconds, val_loss),
-    ``total_flops_``, ``final_val_loss_``.
+    and ``step_cpu_seconds_`` (wall clock and this thread's CPU time per step, evaluation excluded), ``evals_``
+    (dicts with step, tokens, flops, seconds, val_loss), ``total_flops_``, ``final_val_loss_``. Several runs can
+    share the machine's load alike with :func:`fit_lockstep`.
     """
 
     def __init__(self, config: GPTConfig, schedule: EvolvingSubnetworkSchedule | None = None, steps: int = 1000,
@@ -121,6 +137,16 @@ class EvolvingSubnetworkTrainer(FittedAttributes):
         """Train (resuming from ``checkpoint_path`` if it exists); ``stop_after`` ends this call after that step
         count (an interruption), leaving a checkpoint to resume from. ``progress(iterable, description=, total=)``
         wraps the step loop (e.g. ``ctx.progress``)."""
+        run = self._start(train_tokens, val_tokens, stop_after)
+        steps: Iterable[int] = self._steps(run)
+        if progress is not None:
+            steps = progress(steps, description="EST training", total=run.end - run.state["step"])
+        for _ in steps:
+            pass
+        return self
+
+    def _start(self, train_tokens, val_tokens, stop_after: int | None) -> _Run:
+        """Build (or restore from the checkpoint) everything one run needs."""
         cfg = self.config
         train = _as_tokens("train_tokens", train_tokens, cfg.vocab_size, cfg.block_size)
         val = _as_tokens("val_tokens", val_tokens, cfg.vocab_size, cfg.block_size)
@@ -128,25 +154,28 @@ class EvolvingSubnetworkTrainer(FittedAttributes):
         model = GPT(cfg, generator=model_gen)
         optimizer = self._optimizer(model)
         sampler = SubnetworkSampler(cfg, self.schedule, sampler_gen)
-        state = {"step": 0, "train_loss": [], "step_flops": [], "step_seconds": [], "evals": []}
+        state = {"step": 0, "train_loss": [], "step_flops": [], "step_seconds": [], "step_cpu_seconds": [],
+                 "evals": []}
         if self.checkpoint_path is not None and self.checkpoint_path.exists():
             saved = torch.load(self.checkpoint_path, weights_only=False)
             model.load_state_dict(saved["model"])
             optimizer.load_state_dict(saved["optimizer"])
             data_gen.set_state(saved["data_generator"])
             sampler.load_state_dict(saved["sampler"])
-            state = saved["state"]
+            state = {"step_cpu_seconds": [0.0] * saved["state"]["step"], **saved["state"]}
         end = self.steps if stop_after is None else min(self.steps, int(stop_after))
-        steps: Iterable[int] = range(state["step"], end)
-        if progress is not None:
-            steps = progress(steps, description="EST training", total=end - state["step"])
+        return _Run(model, optimizer, sampler, data_gen, train, val, state, end)
+
+    def _steps(self, run: _Run) -> Iterator[int]:
+        """The training loop, one step per ``next``: yields the step count; the fitted state is set at the end."""
+        cfg, model, optimizer, state = self.config, run.model, run.optimizer, run.state
         model.train()
-        for step in steps:
-            started = time.perf_counter()
+        for step in range(state["step"], run.end):
+            started, cpu_started = time.perf_counter(), time.thread_time()
             for group in optimizer.param_groups:
                 group["lr"] = self.learning_rate(step)
-            x, y = self._batch(train, data_gen)
-            subnetwork = None if self.schedule.is_full() else sampler.sample(step, self.steps)
+            x, y = self._batch(run.train, run.data_gen)
+            subnetwork = None if self.schedule.is_full() else run.sampler.sample(step, self.steps)
             _, loss = model(x, y, subnetwork=subnetwork)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -154,6 +183,7 @@ class EvolvingSubnetworkTrainer(FittedAttributes):
                 torch.nn.utils.clip_grad_norm_(model.parameters(), self.grad_clip)
             optimizer.step()
             state["step_seconds"].append(time.perf_counter() - started)
+            state["step_cpu_seconds"].append(time.thread_time() - cpu_started)
             check_finite("training loss", loss.detach())
             state["train_loss"].append(loss.item())
             state["step_flops"].append(subnetwork_flops(cfg, subnetwork, self.batch_size, cfg.block_size))
@@ -163,19 +193,20 @@ class EvolvingSubnetworkTrainer(FittedAttributes):
                 state["evals"].append({"step": state["step"], "tokens": tokens,
                                        "flops": float(sum(state["step_flops"])),
                                        "seconds": float(sum(state["step_seconds"])),
-                                       "val_loss": self.evaluate(val, model)})
-            if self.checkpoint_path is not None and (state["step"] == end or (
+                                       "val_loss": self.evaluate(run.val, model)})
+            if self.checkpoint_path is not None and (state["step"] == run.end or (
                     self.checkpoint_every and state["step"] % self.checkpoint_every == 0)):
-                self._save(model, optimizer, data_gen, sampler, state)
+                self._save(model, optimizer, run.data_gen, run.sampler, state)
+            yield state["step"]
         self.model_ = model
         self.train_loss_ = np.array(state["train_loss"])
         self.step_flops_ = np.array(state["step_flops"], dtype=float)
         self.step_seconds_ = np.array(state["step_seconds"])
+        self.step_cpu_seconds_ = np.array(state["step_cpu_seconds"])
         self.evals_ = list(state["evals"])
         self.steps_done_ = state["step"]
         self.total_flops_ = float(self.step_flops_.sum())
         self.final_val_loss_ = self.evals_[-1]["val_loss"] if self.evals_ else math.nan
-        return self
 
     def _save(self, model, optimizer, data_gen, sampler, state) -> None:
         self.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
@@ -189,3 +220,25 @@ class EvolvingSubnetworkTrainer(FittedAttributes):
         """1 - sum_t FLOPs(subnetwork_t) / (steps x FLOPs(full model)) over the steps run."""
         full = subnetwork_flops(self.config, None, self.batch_size, self.config.block_size)
         return 1.0 - self.total_flops_ / (full * len(self.step_flops_))
+
+
+def fit_lockstep(trainers: list[EvolvingSubnetworkTrainer], train_tokens, val_tokens,
+                 progress: Callable[..., Iterable[int]] | None = None) -> list[EvolvingSubnetworkTrainer]:
+    """Train several runs in one process, one step of each in turn (the order rotates every round), so a shared
+    machine's load falls on all of them alike and their ``step_seconds_`` compare fairly. Each run keeps its own
+    model, optimizer and seed streams, so it ends exactly where its own ``fit`` would."""
+    if not trainers:
+        raise ValueError("give at least one EvolvingSubnetworkTrainer")
+    runs = [trainer._start(train_tokens, val_tokens, None) for trainer in trainers]
+    loops = [trainer._steps(run) for trainer, run in zip(trainers, runs)]
+    rounds: Iterable[int] = range(max(run.end - run.state["step"] for run in runs))
+    if progress is not None:
+        rounds = progress(rounds, description="EST lockstep training", total=len(rounds))
+    for turn in rounds:
+        shift = turn % len(loops)
+        for loop in loops[shift:] + loops[:shift]:
+            next(loop, None)
+    for loop in loops:  # past the last yield: each loop stores its fitted state
+        for _ in loop:
+            pass
+    return trainers
