@@ -37,8 +37,9 @@ from .masks import (
     as_dag,
     attention_mask,
     batch_attention_masks,
-    beta_bernoulli_condition_masks,
-    structured_condition_masks,
+    check_condition_masks,
+    check_mask_mixture,
+    sample_condition_masks,
 )
 from .sampling import euler_maruyama, probability_flow_ode, probability_flow_ode_adaptive, rejection_sample
 from .sde import make_sde
@@ -57,15 +58,19 @@ class Simformer(FittedAttributes):
         sde (str): ``"vesde"`` (default; sigma in [1e-4, 15]) or ``"vpsde"`` (beta in [0.01, 10]).
         num_layers, num_heads, head_dim, widening_factor, id_dim, value_dim, condition_dim, time_dim: transformer
             sizes (defaults: the paper's "small" model, 6 layers, 4 heads of size 10, widening 3, tokens 20+20+10).
-        condition_masks (str): ``"structured"`` (paper default) or ``"beta_bernoulli"`` (``p ~ Beta(1, 4)``).
+        condition_masks (str | array): ``"structured"`` (paper default), ``"beta_bernoulli"`` (``p ~ Beta(1, 4)``),
+            ``"joint"``, ``"posterior"``, ``"likelihood"`` (official options), or a ``[k, n]`` bool array of masks.
+        mask_mixture, bernoulli_rates: weights of the structured masks (joint, posterior, likelihood, Bernoulli 1,
+            Bernoulli 2; default 0.2 each) and the two rates (0.3, 0.7), as the official ``p_joint..p_rnd2``,
+            ``rnd1_prob``, ``rnd2_prob``; see :func:`~icml24.sbi.masks.check_mask_mixture` for when to change them.
         z_score (bool): standardize each variable with the training data's mean and std (default ``True``).
         seed (int): seed of the network initialisation and of training (default 0). The estimator owns its random
             streams (``seed``: initialisation and training batches, ``seed + 1``: the fixed validation noise,
             ``seed + 2``: sampling when no generator is passed); it never draws from torch's global generator.
         device (str): torch device (default ``"cpu"``).
         support (tuple | None): ``(low, high)``, each ``[num_variables]`` in original units (``-inf`` / ``inf`` for
-            unbounded entries), e.g. a box prior's bounds for theta; samples outside are rejected and redrawn and
-            the rate is kept in ``rejection_rate_``. ``None`` (default): no support handling.
+            unbounded entries), e.g. a box prior's bounds; samples outside are rejected and redrawn, the rate kept in
+            ``rejection_rate_`` (default ``None``: no support handling).
 
     Using a learned attribute (``network_``, ``steps_trained_``, ...) or sampling before ``train()`` raises
     ``NotFittedError``; NaN or infinite simulations, observations or conditions raise ``ValueError``.
@@ -76,16 +81,16 @@ class Simformer(FittedAttributes):
     def __init__(self, num_variables: int | None = None, graph=None, graph_kind: str | None = None,
                  sde: str = "vesde", num_layers: int = 6, num_heads: int = 4, head_dim: int = 10,
                  widening_factor: int = 3, id_dim: int = 20, value_dim: int = 20, condition_dim: int = 10,
-                 time_dim: int = 128, condition_masks: str = "structured", z_score: bool = True, seed: int = 0,
-                 device: str = "cpu", support=None):
+                 time_dim: int = 128, condition_masks="structured", z_score: bool = True, seed: int = 0,
+                 device: str = "cpu", support=None, mask_mixture=(0.2, 0.2, 0.2, 0.2, 0.2), bernoulli_rates=(0.3, 0.7)):
         graph_kind = graph_kind or ("dense" if graph is None else "undirected")
         if graph_kind not in GRAPH_KINDS:
             raise ValueError(f"graph_kind must be one of {GRAPH_KINDS}, got {graph_kind!r}")
         if graph_kind != "dense" and graph is None:
             raise ValueError(f"graph_kind={graph_kind!r} needs a graph (the simulator's DAG); pass graph=... "
                              "or use graph_kind='dense'")
-        if condition_masks not in ("structured", "beta_bernoulli"):
-            raise ValueError("condition_masks must be 'structured' or 'beta_bernoulli'")
+        condition_masks = check_condition_masks(condition_masks)
+        self.mask_mixture, self.bernoulli_rates = check_mask_mixture(mask_mixture, bernoulli_rates)
         if graph is not None:
             graph = as_dag(graph, num_variables)
         self.num_variables, self.graph, self.graph_kind, self.sde_name = num_variables, graph, graph_kind, sde
@@ -93,10 +98,7 @@ class Simformer(FittedAttributes):
                                    widening_factor=widening_factor, id_dim=id_dim, value_dim=value_dim,
                                    condition_dim=condition_dim, time_dim=time_dim)
         self.condition_masks, self.z_score, self.seed, self.device = condition_masks, z_score, seed, device
-        self.sde = make_sde(sde)
-        self.support = support
-        self._data: list[Tensor] = []
-        self.num_theta_: int | None = None
+        self.sde, self.support, self._data, self.num_theta_ = make_sde(sde), support, [], None
 
     def __repr__(self) -> str:
         sizes = ", ".join(f"{k}={v}" for k, v in self.network_kwargs.items())
@@ -151,10 +153,9 @@ class Simformer(FittedAttributes):
             self.network_ = ScoreTransformer(self.num_variables_, **self.network_kwargs).to(self.device)
 
     def _sample_condition_masks(self, batch_size: int, generator: torch.Generator) -> Tensor:
-        if self.condition_masks == "structured":
-            return structured_condition_masks(batch_size, self.num_theta_, self.num_variables_ - self.num_theta_,
-                                              generator)
-        return beta_bernoulli_condition_masks(batch_size, self.num_variables_, generator)
+        return sample_condition_masks(self.condition_masks, batch_size, self.num_theta_,
+                                      self.num_variables_ - self.num_theta_, generator, self.mask_mixture,
+                                      self.bernoulli_rates)
 
     def loss(self, x0: Tensor, generator: torch.Generator | None = None,
              condition_mask: Tensor | None = None) -> Tensor:
@@ -183,20 +184,17 @@ class Simformer(FittedAttributes):
         """Train with Adam, a constant then linearly decaying learning rate, and robust early stopping.
 
         Args:
-            max_steps: gradient steps; default ``clip(3 N, 5000, 100000)`` as in the paper.
-            batch_size: default 1000.
+            max_steps: gradient steps; default ``clip(3 N, 5000, 100000)`` as in the paper. batch_size: default 1000.
             learning_rate / min_learning_rate: Adam's rate, decayed linearly over the second half of training.
             clip: adaptive gradient clipping factor (unit-wise, as ``optax.adaptive_grad_clip``).
-            validation_fraction: held-out fraction for early stopping (default 5%).
-            validation_every: steps between validation checks (default ``max_steps // 50``).
-            validation_repeat: noise draws per held-out sample in the validation loss.
+            validation_fraction / validation_every / validation_repeat: held-out fraction for early stopping (5%),
+                steps between checks (``max_steps // 50``), noise draws per held-out sample (5).
             patience: stop once the smoothed validation loss has not improved for this fraction of ``max_steps``
                 (default 0.2), restoring the weights of its best check. Stopping is only considered once the
                 learning rate decays (second half of training): a plateau at constant rate is not convergence.
-            smoothing: weight of the past in the exponential moving average of the validation loss (default 0.7;
-                0 = raw loss). The loss uses fixed noise, so checks are comparable; the average removes the rest of
-                the check-to-check noise that made a raw patience rule stop one seed at a third of its steps.
-            show_progress: show a tqdm progress bar.
+            smoothing: weight of the past in the moving average of the (fixed-noise) validation loss (default 0.7;
+                0 = raw loss): it removes the check-to-check noise that made a raw patience rule stop one seed at a
+                third of its steps. show_progress: show a tqdm progress bar.
         """
         if not self._data:
             raise ValueError("no simulations; call append_simulations(theta, x) first")
