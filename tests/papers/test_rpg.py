@@ -23,6 +23,9 @@ def test_smoke_runs_give_the_regime_and_decidable_claims(smoke):
     summary = aggregate(records, exp)
     assert summary["num_seeds"] == 2 and all(math.isfinite(v) for v in summary.values())
     assert {"full_binding_2obj", "full_binding_4obj", "classifier_holdout_accuracy"} <= set(summary)  # the regime
+    regime = ["fidelity_1obj", "full_binding_2obj", "full_binding_4obj"]
+    assert all(list(r.metrics)[:3] == regime for r in records)  # reported first
+    assert {"val_fidelity_1obj", "val_full_binding_2obj", "val_rpg_binding_4obj"} <= set(summary)
     for claim in claims_of(exp):
         assert claim.evaluate(summary).status in {"holds", "fails"}
     # the trained DDPM and evaluator were built once and reused by the second seed
@@ -56,3 +59,7 @@ def test_settings_follow_the_issue():
     assert list(defaults["num_objects"]) == [2, 4]
     assert len(exp.default_seeds(setting="quick")) >= 2 and exp.full["num_prompts"] >= 100
     assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
+    # the quick model is the validation-chosen default (no override), and every claim is judged at quick
+    assert "channels" not in exp.quick and "train_steps" not in exp.quick
+    assert defaults["channels"] == paper.CHANNELS and defaults["train_steps"] == paper.TRAIN_STEPS
+    assert all(claim.setting != "full" for claim in paper.CLAIMS)

@@ -28,9 +28,9 @@ _EXPORTS: dict[str, str] = {
     "plan_edits": ".rpg.planner", "parse_edits": ".rpg.planner",
     "RegionalAttnProcessor": ".rpg.regional_attention", "regional_hook": ".rpg.regional_attention",
     "TinyTextUNet": ".rpg.unet", "TextDiffusion": ".rpg.diffusion", "CellClassifier": ".rpg.evaluator",
-    "sample_scenes": ".rpg.scenes", "tokenize": ".rpg.scenes", "caption": ".rpg.scenes",
+    "sample_scenes": ".rpg.scenes", "tokenize": ".rpg.scenes", "caption": ".rpg.scenes", "OBJECTS": ".rpg.scenes",
     "split_prompts": ".rpg.scenes", "generate_full": ".rpg.pipeline", "generate_regional": ".rpg.pipeline",
-    "closed_loop_edit": ".rpg.pipeline", "plan_all": ".rpg.pipeline",
+    "closed_loop_edit": ".rpg.pipeline", "plan_all": ".rpg.pipeline", "LLMPlanner": ".rpg.llm_planner",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -42,3 +42,15 @@ def test_refuses_nan_and_use_before_fit(classifier):
     bad[0, 0, 0, 0] = float("nan")
     with pytest.raises(ValueError, match="images"):
         classifier.slot_correct(bad, [("red circle", "blue square")])
+
+
+def test_single_object_fidelity_finds_the_object_wherever_it_sits(classifier):
+    rng = np.random.default_rng(2)
+    entities = [OBJECTS[j] for j in rng.integers(0, 12, size=24)]
+    images = torch.as_tensor(np.stack([render([e], rng, slots=[int(rng.integers(0, 6))]) for e in entities]))
+    assert classifier.object_fidelity(images.float(), entities) >= 0.75
+    shifted = entities[1:] + entities[:1]  # the right drawings read against other prompts
+    assert classifier.object_fidelity(images.float(), shifted) <= 0.25
+    assert classifier.object_fidelity(-torch.ones(3, 3, 16, 16), entities[:3]) == 0.0
+    with pytest.raises(ValueError, match="one entity per image"):
+        classifier.object_fidelity(images.float(), entities[:3])

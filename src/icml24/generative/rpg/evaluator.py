@@ -22,8 +22,12 @@ NONE = len(OBJECTS)  # the "no recognisable object" class
 
 def crop_slots(images: torch.Tensor, num_objects: int) -> torch.Tensor:
     """(B, 3, 16, 16) -> (B, num_objects, 3, 8, 8): the 8 x 8 window around each object slot, reading order."""
+    return _crop(images, object_centers(num_objects))
+
+
+def _crop(images: torch.Tensor, centers: list[tuple[float, float]]) -> torch.Tensor:
     out = []
-    for cy, cx in object_centers(num_objects):
+    for cy, cx in centers:
         top, left = int(round(cy - 3.5)), int(round(cx - 3.5))
         out.append(images[:, :, top:top + 8, left:left + 8])
     return torch.stack(out, dim=1)
@@ -110,3 +114,15 @@ class CellClassifier(FittedAttributes):
 
     def binding_accuracy(self, images: torch.Tensor, prompts: list[tuple[str, ...]]) -> float:
         return float(self.slot_correct(images, prompts).float().mean())
+
+    @torch.no_grad()
+    def object_fidelity(self, images: torch.Tensor, entities: list[str]) -> float:
+        """Single-object fidelity: the fraction of 1-object generations in which one of the six places a lone
+        object may occupy (the 2- and 4-object slots) shows the prompt's entity."""
+        check_finite("images", images)
+        if len(entities) != len(images):
+            raise ValueError(f"{len(images)} images but {len(entities)} entities; give one entity per image")
+        centers = object_centers(2) + object_centers(4)
+        pred = self.predict_crops(_crop(images, centers).reshape(-1, 3, 8, 8)).reshape(len(images), len(centers))
+        target = torch.tensor([OBJECTS.index(e) for e in entities])[:, None]
+        return float((pred == target).any(dim=1).float().mean())
