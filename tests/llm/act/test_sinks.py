@@ -160,3 +160,40 @@ def test_rows_dominated_by_sinks_keep_their_precision():
     out = AttentionCalibration(0.1, 0.4)(attn)
     ref, _ = reference_act(attn.double(), 0.1, 0.4)
     assert torch.allclose(out.double(), ref, rtol=1e-4, atol=1e-7)
+
+
+def test_fused_call_matches_the_two_step_path_across_blocks():
+    # 3 x 5 maps of 64 x 64 float64 (32 KB each): AttentionCalibration's fused column/row sums run over blocks of
+    # maps; a small block size makes them span several blocks, with a partial last one
+    attn = random_causal_attention(3, 5, length=64, seed=12, sharpness=4.0)
+    calib = AttentionCalibration(0.1, 0.4)
+    expected = calibrate_attention(attn, detect_sinks(attn, 0.1), 0.4)
+    assert calib.detect(attn).any()
+    import icml24.llm.act.sinks as sinks_module
+
+    saved = sinks_module._BLOCK_BYTES
+    try:
+        sinks_module._BLOCK_BYTES = 2 * 64 * 64 * 8  # two maps per block: 8 blocks, the last one partial
+        columns, rows = sinks_module._column_and_row_sums(attn)
+        assert torch.allclose(columns, attn.sum(-2), atol=1e-12) and torch.allclose(rows, attn.sum(-1), atol=1e-12)
+        assert torch.allclose(calib(attn), expected, atol=1e-12)
+    finally:
+        sinks_module._BLOCK_BYTES = saved
+    ref, _ = reference_act(attn[2, 4], 0.1, 0.4)
+    assert torch.allclose(calib(attn)[2, 4], ref, atol=1e-12)
+
+
+def test_non_contiguous_and_broadcast_inputs():
+    attn = random_causal_attention(4, 3, length=10, seed=13, sharpness=4.0)
+    calib = AttentionCalibration(0.1, 0.4)
+    expected = calib(attn)
+    transposed = attn.transpose(0, 1)  # [3, 4, L, L], not contiguous
+    assert not transposed.is_contiguous()
+    assert torch.allclose(calib(transposed), expected.transpose(0, 1), atol=1e-12)
+    copy = attn.clone().transpose(0, 1)
+    out = calib(copy, inplace=True)  # in place on a non-contiguous view writes back into it
+    assert out.data_ptr() == copy.data_ptr() and torch.allclose(copy, expected.transpose(0, 1), atol=1e-12)
+    # one map's sinks applied to every head: the map broadcasts to the sinks' batch shape
+    sinks = detect_sinks(attn, 0.1)
+    one = calibrate_attention(attn[0, 0], sinks[0], 0.4)
+    assert torch.allclose(calibrate_attention(attn[0, 0], sinks[0:1], 0.4)[0], one, atol=1e-12)

@@ -32,8 +32,11 @@ import torch
 
 from icml24._validation import check_finite, check_positive
 
+from . import kernels
+
 Tensor = torch.Tensor
 _CANCELLATION = 1e-2  # others_mass below this share of the row sum is recomputed exactly
+_BLOCK_BYTES = 1 << 20  # maps per block of the fused column/row-sum pass: about 1 MB, the size of a core's L2
 
 
 def causal_allowed(num_queries: int, num_keys: int, padding_mask: Tensor | None = None) -> Tensor:
@@ -89,6 +92,24 @@ def _check_finite_sums(attn: Tensor, sums: Tensor) -> None:
         check_finite("attn", attn)
 
 
+def _column_and_row_sums(attn: Tensor) -> tuple[Tensor, Tensor]:
+    """``attn.sum(-2)`` and ``attn.sum(-1)`` from one read of ``attn``: both sums run over blocks of maps small
+    enough (about 1 MB) to stay in the core's cache between them; a per-map loop re-reads nothing either, but pays
+    the per-call overhead ~70 times."""
+    num_queries, num_keys = attn.shape[-2:]
+    if not attn.is_contiguous() or attn.numel() == 0 or attn.requires_grad:
+        return attn.sum(dim=-2), attn.sum(dim=-1)
+    maps = attn.view(-1, num_queries, num_keys)
+    columns = attn.new_empty(maps.shape[0], num_keys)
+    rows = attn.new_empty(maps.shape[0], num_queries)
+    block = max(1, _BLOCK_BYTES // (num_queries * num_keys * attn.element_size()))
+    for start in range(0, maps.shape[0], block):
+        stop = start + block
+        torch.sum(maps[start:stop], dim=-2, out=columns[start:stop])
+        torch.sum(maps[start:stop], dim=-1, out=rows[start:stop])
+    return columns.view(*attn.shape[:-2], num_keys), rows.view(*attn.shape[:-1])
+
+
 def sink_scores(attn: Tensor, allowed: Tensor | None = None) -> Tensor:
     """Mean attention each key receives from the queries that may see it: ``col_j`` of the paper.
 
@@ -125,9 +146,12 @@ def detect_sinks(attn: Tensor, threshold: float = 0.1, allowed: Tensor | None = 
     sinks = sink_scores(attn, allowed) > threshold  # step 2: col_j > alpha
     if allowed is not None:
         sinks = sinks & allowed.any(dim=-2)
-    if keep_first:
-        sinks = sinks & (sinks.cumsum(dim=-1, dtype=torch.int32) > 1)  # drop the first sink (the official [1:])
-    return sinks
+    return _drop_first(sinks) if keep_first else sinks
+
+
+def _drop_first(sinks: Tensor) -> Tensor:
+    """Step 2's exception: the first sink found in each map is kept (the official ``[1:]``)."""
+    return sinks & (sinks.cumsum(dim=-1, dtype=torch.int32) > 1)
 
 
 def calibrate_attention(attn: Tensor, sinks: Tensor, beta: float = 0.4, allowed: Tensor | None = None,
@@ -149,9 +173,16 @@ def calibrate_attention(attn: Tensor, sinks: Tensor, beta: float = 0.4, allowed:
         Tensor: the calibrated map, same shape and dtype; row sums are preserved. When no map has a sink,
         ``attn`` itself is returned.
 
-    Cost: one read of ``attn`` (row sums, none when ``normalized``) and one write; the sink columns are handled
-    by gather/scatter of ``k`` columns, ``k`` the largest number of sinks in a map.
+    Cost: one read of ``attn`` for the row sums (none when ``normalized``) and one read-and-write pass that
+    scales every row; the ``k`` sink columns of each map (``k`` the most sinks in a map) are read before and
+    written after it through flat indices, so nothing else touches the whole map.
     """
+    return _calibrate(attn, sinks, beta, allowed, inplace, normalized)
+
+
+def _calibrate(attn: Tensor, sinks: Tensor, beta: float, allowed: Tensor | None, inplace: bool, normalized: bool,
+               row_mass: Tensor | None = None) -> Tensor:
+    """:func:`calibrate_attention`; ``row_mass`` (``attn.sum(-1)``, optional) saves its row-sum pass."""
     if not 0.0 <= beta <= 1.0:
         raise ValueError(f"beta must lie in [0, 1], got {beta}")
     allowed = _allowed_for(attn, allowed)
@@ -159,43 +190,58 @@ def calibrate_attention(attn: Tensor, sinks: Tensor, beta: float = 0.4, allowed:
         raise ValueError(f"sinks must end in {attn.shape[-1]} keys, got {tuple(sinks.shape)}")
     num_sinks = int(sinks.sum(dim=-1).max()) if sinks.numel() else 0
     if num_sinks == 0:
-        _check_finite_sums(attn, attn.sum())
+        if row_mass is None:  # (the caller's row sums were checked already)
+            _check_finite_sums(attn, attn.sum())
         return attn
-    # gather the (few) sink columns of every map: [..., Lq, k]; maps with fewer sinks pad with non-sink columns
-    flags, columns = sinks.to(attn.dtype).topk(num_sinks, dim=-1)  # sinks first; flags say which are real sinks
+    num_queries, num_keys = attn.shape[-2:]
+    # the (few) sink columns of every map, sinks first: [..., k]; maps with fewer sinks pad with other columns
+    flags, columns = sinks.to(attn.dtype).topk(num_sinks, dim=-1)
     batch_shape = torch.broadcast_shapes(attn.shape[:-2], columns.shape[:-1])
     if inplace and tuple(batch_shape) != tuple(attn.shape[:-2]):
         raise ValueError(f"inplace calibration needs attn with the full batch shape {tuple(batch_shape)}")
-    attn = attn.expand(*batch_shape, *attn.shape[-2:])
-    num_queries = attn.shape[-2]
-    index = columns.expand(*batch_shape, num_sinks).unsqueeze(-2).expand(*batch_shape, num_queries, num_sinks)
-    at_sinks = attn.gather(-1, index)
-    is_sink = (flags > 0).expand(*batch_shape, num_sinks).unsqueeze(-2)
-    sink_mass = torch.where(is_sink, at_sinks, 0.0).sum(dim=-1)  # step 3: sum_{j in S} A_ij
+    if not attn.is_contiguous() or tuple(batch_shape) != tuple(attn.shape[:-2]):  # flat indices need one layout
+        work = attn.expand(*batch_shape, num_queries, num_keys).contiguous()
+        out = _calibrate(work, sinks, beta, allowed, True, normalized, row_mass)
+        return attn.copy_(out) if inplace else out
+    num_maps = attn[..., 0, 0].numel()
+    flags = flags.expand(*batch_shape, num_sinks).reshape(num_maps, 1, num_sinks)
+    columns = columns.expand(*batch_shape, num_sinks).reshape(num_maps, 1, num_sinks)
+    # flat position of (map m, row i, sink column c): (m * Lq + i) * Lk + c
+    rows = torch.arange(num_maps * num_queries, device=attn.device).view(num_maps, num_queries, 1) * num_keys
+    flat = (rows + columns).view(-1)
+    at_sinks = attn.view(-1).index_select(0, flat).view(num_maps, num_queries, num_sinks)
+    is_sink = flags > 0
+    sink_mass = (at_sinks * flags).sum(dim=-1)  # step 3: sum_{j in S} A_ij, [maps, Lq]
     # the attention left on the other tokens: row sum minus sink mass (one read of attn, in its dtype); where the
     # difference is small next to the row sum it loses digits, so those (rare) rows are summed again directly
-    if normalized:
-        row_mass = torch.ones(attn.shape[:-1], dtype=attn.dtype, device=attn.device)
+    if row_mass is not None:  # computed by the caller (AttentionCalibration's fused sums)
+        row_mass = row_mass.reshape(num_maps, num_queries)
+    elif normalized:
+        row_mass = torch.ones_like(sink_mass)
     else:
-        row_mass = attn.sum(dim=-1)
+        row_mass = attn.sum(dim=-1).view(num_maps, num_queries)
         _check_finite_sums(attn, row_mass)
     others_mass = row_mass - sink_mass
     inexact = others_mass < _CANCELLATION * row_mass
     if bool(inexact.any()):
-        rows = inexact.nonzero(as_tuple=True)
-        not_sink = (~sinks).expand(*batch_shape, attn.shape[-1])[rows[:-1]]
-        others_mass[rows] = (attn[rows] * not_sink).sum(dim=-1, dtype=torch.float64).to(attn.dtype)
+        map_idx, row_idx = inexact.nonzero(as_tuple=True)
+        not_sink = ~sinks.expand(*batch_shape, num_keys).reshape(num_maps, num_keys)[map_idx]
+        exact = attn.view(num_maps, num_queries, num_keys)[map_idx, row_idx]
+        others_mass[map_idx, row_idx] = (exact * not_sink).sum(dim=-1, dtype=torch.float64).to(attn.dtype)
     # a row with no non-sink mass cannot take the mass back (softmax rows never hit this); padded rows stay put
     keep = others_mass > 0
     if allowed is not None:
-        keep = keep & allowed.any(dim=-1)
+        keep = keep & allowed.any(dim=-1).expand(*batch_shape, num_queries).reshape(num_maps, num_queries)
     # step 4: every other key of row i grows by the factor 1 + (1 - beta) * sink_mass_i / others_mass_i
-    scale = 1.0 + torch.where(keep, (1.0 - beta) * sink_mass.double() / others_mass.double().clamp_min(1e-300), 0.0)
-    scale = scale.to(attn.dtype).unsqueeze(-1)
-    calibrated = attn.mul_(scale) if inplace else attn * scale  # the one full-size write
-    # sinks keep beta of their attention (rows that keep theirs: unchanged); padding columns of topk just grew
-    sink_values = torch.where(is_sink, torch.where(keep.unsqueeze(-1), beta * at_sinks, at_sinks), at_sinks * scale)
-    return calibrated.scatter_(-1, index, sink_values)
+    scale = torch.where(keep, sink_mass / others_mass.clamp_min(torch.finfo(attn.dtype).tiny), 0.0)
+    scale = scale.mul_(1.0 - beta).add_(1.0).unsqueeze(-1)  # [maps, Lq, 1]
+    out = attn.view(num_maps, num_queries, num_keys)
+    out = out.mul_(scale) if inplace else out * scale  # the one full-size pass
+    # sinks keep beta of their attention (rows that keep theirs: unchanged); padding columns got the row's scale
+    sink_factor = keep.to(attn.dtype).mul_(beta - 1.0).add_(1.0).unsqueeze(-1)  # beta, or 1 where not kept
+    factor = torch.where(is_sink, sink_factor, scale)
+    out.view(-1).index_copy_(0, flat, (at_sinks * factor).view(-1))
+    return out.view(*batch_shape, num_queries, num_keys)
 
 
 class AttentionCalibration:
@@ -208,6 +254,10 @@ class AttentionCalibration:
         threshold (float): the sink threshold ``alpha`` on ``col_j``. Default: 0.1 (official ``THRES``).
         beta (float): share of attention a sink keeps. Default: 0.4 (official ``BETA``).
         keep_first (bool): leave the first sink found uncalibrated, as the paper does. Default: True.
+
+    Calling it on plain causal maps (no ``allowed`` mask) held in a contiguous float32/float64 CPU tensor runs the
+    fused numba kernel (:mod:`icml24.llm.act.kernels`: two reads of each map, sums in float64); anything else
+    (padding masks, GPU tensors, half precision, autograd) runs the torch path of :func:`calibrate_attention`.
 
     Example:
         >>> calib = AttentionCalibration(threshold=0.1, beta=0.4)
@@ -231,8 +281,22 @@ class AttentionCalibration:
                  normalized: bool = False) -> Tensor:
         """The calibrated attention ``[..., Lq, Lk]`` (``inplace`` and ``normalized`` as in
         :func:`calibrate_attention`)."""
-        return calibrate_attention(attn, self.detect(attn, allowed), self.beta, allowed, inplace=inplace,
-                                   normalized=normalized)
+        if allowed is None and kernels.supported(attn):  # plain causal maps on the CPU: the fused kernel
+            out, bad = kernels.calibrate_maps(attn, self.threshold, self.beta, self.keep_first, inplace, normalized,
+                                              _CANCELLATION)
+            if bad:
+                check_finite("attn", attn)
+            return out
+        if allowed is not None or normalized or attn.ndim < 2:
+            return calibrate_attention(attn, self.detect(attn, allowed), self.beta, allowed, inplace=inplace,
+                                       normalized=normalized)
+        _allowed_for(attn, None)  # shape checks
+        received, row_mass = _column_and_row_sums(attn)  # steps 1 and 3's row sums from one read of attn
+        _check_finite_sums(attn, received)
+        num_queries, num_keys = attn.shape[-2:]
+        sinks = received / _causal_viewers(num_queries, num_keys, attn.dtype, attn.device) > self.threshold
+        sinks = _drop_first(sinks) if self.keep_first else sinks
+        return _calibrate(attn, sinks, self.beta, None, inplace, False, row_mass)
 
     def __repr__(self) -> str:
         return f"AttentionCalibration(threshold={self.threshold}, beta={self.beta}, keep_first={self.keep_first})"
