@@ -25,7 +25,8 @@ test: install
 	$(BIN)/python -m pytest
 
 bench: install
-	@for script in benchmarks/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+	@for script in benchmarks/bench_*.py; do echo "== $$script"; start=$$(date +%s); $(BIN)/python $$script || exit 1; \
+	  echo "   ($$(( $$(date +%s) - start )) s)"; done
 
 lint: install
 	$(BIN)/ruff check src tests tools $(wildcard benchmarks)
