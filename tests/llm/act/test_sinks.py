@@ -162,23 +162,12 @@ def test_rows_dominated_by_sinks_keep_their_precision():
     assert torch.allclose(out.double(), ref, rtol=1e-4, atol=1e-7)
 
 
-def test_fused_call_matches_the_two_step_path_across_blocks():
-    # 3 x 5 maps of 64 x 64 float64 (32 KB each): AttentionCalibration's fused column/row sums run over blocks of
-    # maps; a small block size makes them span several blocks, with a partial last one
+def test_fused_call_matches_the_two_step_path():
     attn = random_causal_attention(3, 5, length=64, seed=12, sharpness=4.0)
     calib = AttentionCalibration(0.1, 0.4)
     expected = calibrate_attention(attn, detect_sinks(attn, 0.1), 0.4)
     assert calib.detect(attn).any()
-    import icml24.llm.act.sinks as sinks_module
-
-    saved = sinks_module._BLOCK_BYTES
-    try:
-        sinks_module._BLOCK_BYTES = 2 * 64 * 64 * 8  # two maps per block: 8 blocks, the last one partial
-        columns, rows = sinks_module._column_and_row_sums(attn)
-        assert torch.allclose(columns, attn.sum(-2), atol=1e-12) and torch.allclose(rows, attn.sum(-1), atol=1e-12)
-        assert torch.allclose(calib(attn), expected, atol=1e-12)
-    finally:
-        sinks_module._BLOCK_BYTES = saved
+    assert torch.allclose(calib(attn), expected, atol=1e-12)
     ref, _ = reference_act(attn[2, 4], 0.1, 0.4)
     assert torch.allclose(calib(attn)[2, 4], ref, atol=1e-12)
 

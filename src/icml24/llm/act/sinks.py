@@ -36,7 +36,6 @@ from . import kernels
 
 Tensor = torch.Tensor
 _CANCELLATION = 1e-2  # others_mass below this share of the row sum is recomputed exactly
-_BLOCK_BYTES = 1 << 20  # maps per block of the fused column/row-sum pass: about 1 MB, the size of a core's L2
 
 
 def causal_allowed(num_queries: int, num_keys: int, padding_mask: Tensor | None = None) -> Tensor:
@@ -90,24 +89,6 @@ def _check_finite_sums(attn: Tensor, sums: Tensor) -> None:
     non-finite (attention weights cannot overflow a sum), and this costs nothing next to a full ``isfinite`` pass."""
     if not bool(torch.isfinite(sums).all()):
         check_finite("attn", attn)
-
-
-def _column_and_row_sums(attn: Tensor) -> tuple[Tensor, Tensor]:
-    """``attn.sum(-2)`` and ``attn.sum(-1)`` from one read of ``attn``: both sums run over blocks of maps small
-    enough (about 1 MB) to stay in the core's cache between them; a per-map loop re-reads nothing either, but pays
-    the per-call overhead ~70 times."""
-    num_queries, num_keys = attn.shape[-2:]
-    if not attn.is_contiguous() or attn.numel() == 0 or attn.requires_grad:
-        return attn.sum(dim=-2), attn.sum(dim=-1)
-    maps = attn.view(-1, num_queries, num_keys)
-    columns = attn.new_empty(maps.shape[0], num_keys)
-    rows = attn.new_empty(maps.shape[0], num_queries)
-    block = max(1, _BLOCK_BYTES // (num_queries * num_keys * attn.element_size()))
-    for start in range(0, maps.shape[0], block):
-        stop = start + block
-        torch.sum(maps[start:stop], dim=-2, out=columns[start:stop])
-        torch.sum(maps[start:stop], dim=-1, out=rows[start:stop])
-    return columns.view(*attn.shape[:-2], num_keys), rows.view(*attn.shape[:-1])
 
 
 def sink_scores(attn: Tensor, allowed: Tensor | None = None) -> Tensor:
@@ -177,12 +158,6 @@ def calibrate_attention(attn: Tensor, sinks: Tensor, beta: float = 0.4, allowed:
     scales every row; the ``k`` sink columns of each map (``k`` the most sinks in a map) are read before and
     written after it through flat indices, so nothing else touches the whole map.
     """
-    return _calibrate(attn, sinks, beta, allowed, inplace, normalized)
-
-
-def _calibrate(attn: Tensor, sinks: Tensor, beta: float, allowed: Tensor | None, inplace: bool, normalized: bool,
-               row_mass: Tensor | None = None) -> Tensor:
-    """:func:`calibrate_attention`; ``row_mass`` (``attn.sum(-1)``, optional) saves its row-sum pass."""
     if not 0.0 <= beta <= 1.0:
         raise ValueError(f"beta must lie in [0, 1], got {beta}")
     allowed = _allowed_for(attn, allowed)
@@ -190,8 +165,7 @@ def _calibrate(attn: Tensor, sinks: Tensor, beta: float, allowed: Tensor | None,
         raise ValueError(f"sinks must end in {attn.shape[-1]} keys, got {tuple(sinks.shape)}")
     num_sinks = int(sinks.sum(dim=-1).max()) if sinks.numel() else 0
     if num_sinks == 0:
-        if row_mass is None:  # (the caller's row sums were checked already)
-            _check_finite_sums(attn, attn.sum())
+        _check_finite_sums(attn, attn.sum())
         return attn
     num_queries, num_keys = attn.shape[-2:]
     # the (few) sink columns of every map, sinks first: [..., k]; maps with fewer sinks pad with other columns
@@ -201,7 +175,7 @@ def _calibrate(attn: Tensor, sinks: Tensor, beta: float, allowed: Tensor | None,
         raise ValueError(f"inplace calibration needs attn with the full batch shape {tuple(batch_shape)}")
     if not attn.is_contiguous() or tuple(batch_shape) != tuple(attn.shape[:-2]):  # flat indices need one layout
         work = attn.expand(*batch_shape, num_queries, num_keys).contiguous()
-        out = _calibrate(work, sinks, beta, allowed, True, normalized, row_mass)
+        out = calibrate_attention(work, sinks, beta, allowed, inplace=True, normalized=normalized)
         return attn.copy_(out) if inplace else out
     num_maps = attn[..., 0, 0].numel()
     flags = flags.expand(*batch_shape, num_sinks).reshape(num_maps, 1, num_sinks)
@@ -214,9 +188,7 @@ def _calibrate(attn: Tensor, sinks: Tensor, beta: float, allowed: Tensor | None,
     sink_mass = (at_sinks * flags).sum(dim=-1)  # step 3: sum_{j in S} A_ij, [maps, Lq]
     # the attention left on the other tokens: row sum minus sink mass (one read of attn, in its dtype); where the
     # difference is small next to the row sum it loses digits, so those (rare) rows are summed again directly
-    if row_mass is not None:  # computed by the caller (AttentionCalibration's fused sums)
-        row_mass = row_mass.reshape(num_maps, num_queries)
-    elif normalized:
+    if normalized:
         row_mass = torch.ones_like(sink_mass)
     else:
         row_mass = attn.sum(dim=-1).view(num_maps, num_queries)
@@ -287,16 +259,8 @@ class AttentionCalibration:
             if bad:
                 check_finite("attn", attn)
             return out
-        if allowed is not None or normalized or attn.ndim < 2:
-            return calibrate_attention(attn, self.detect(attn, allowed), self.beta, allowed, inplace=inplace,
-                                       normalized=normalized)
-        _allowed_for(attn, None)  # shape checks
-        received, row_mass = _column_and_row_sums(attn)  # steps 1 and 3's row sums from one read of attn
-        _check_finite_sums(attn, received)
-        num_queries, num_keys = attn.shape[-2:]
-        sinks = received / _causal_viewers(num_queries, num_keys, attn.dtype, attn.device) > self.threshold
-        sinks = _drop_first(sinks) if self.keep_first else sinks
-        return _calibrate(attn, sinks, self.beta, None, inplace, False, row_mass)
+        return calibrate_attention(attn, self.detect(attn, allowed), self.beta, allowed, inplace=inplace,
+                                   normalized=normalized)
 
     def __repr__(self) -> str:
         return f"AttentionCalibration(threshold={self.threshold}, beta={self.beta}, keep_first={self.keep_first})"
