@@ -149,3 +149,46 @@ def test_a_mistyped_paper_is_answered_without_importing_papers():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     rc, rest = proc.stdout.split(" ", 1)
     assert rc == "2" and rest.startswith("[]"), proc.stdout + proc.stderr
+
+
+def test_run_null_runs_each_claims_null_beside_the_real_runs(tmp_path, capsys):
+    store = str(tmp_path / "s.sqlite")
+    out = tmp_path / "null.json"
+    assert main(["run", "toy:square", "--null", "--seeds", "0", "--backend", "inline", "--store", store,
+                 "--json", str(out)]) == 0
+    # two nulls (x = 0.5 for the first claim, x = 11 for the second): each claim judged on its own null's runs
+    summary = json.loads(out.read_text())
+    assert [(s["claim"], s["verdict"], s["measured"]) for s in summary] == [
+        ("x squared exceeds 3", "fails", {"value": 0.25}), ("x squared exceeds 100", "holds", {"value": 121.0})]
+    assert "1 claim(s) hold for their null" in capsys.readouterr().err
+    assert main(["run", "toy:square", "--seeds", "0", "--backend", "inline", "--store", store,
+                 "--json", str(out)]) == 0
+    real = json.loads(out.read_text())
+    assert [s["verdict"] for s in real] == ["holds", "fails"]  # the null runs did not replace the method's
+    assert main(["report", "--store", store, "--out", str(tmp_path / "out")]) == 0
+    report = (tmp_path / "out" / "REPORT.md").read_text()
+    row = next(line for line in report.splitlines() if line.startswith("| toy | x squared exceeds 3 |"))
+    assert "fails: value = 0.25 (x = 0.5 (no method))" in row
+    assert "Stored nulls: 1 fail as they should, 1 hold" in report
+    assert "| the draw is uniform on [0, 1) | mean 0.5 | draw = " in report  # the regime row, no verdict
+    page = (tmp_path / "out" / "report" / "index.html").read_text()
+    assert "null (should fail)" in page and "Regime and property measurements" in page
+
+
+def test_run_null_on_an_experiment_without_one_is_a_user_error(capsys):
+    assert main(["run", "toy:coin", "--null", "--backend", "inline"]) == 2
+    assert "declares no null" in _err_line(capsys)
+
+
+def test_reproduce_runs_only_the_cheap_nulls(tmp_path):
+    store = tmp_path / "res" / "icml24.sqlite"
+    out = tmp_path / "summary.json"
+    assert main(["reproduce", "--only", "toy", "--backend", "inline", "--store", str(store), "--json",
+                 str(out)]) == 0
+    summary = {s["claim"]: s for s in json.loads(out.read_text())}
+    assert summary["x squared exceeds 3"]["null"]["verdict"] == "fails"  # cheap: run by reproduce
+    assert summary["x squared exceeds 100"]["null"]["verdict"] == "not run"  # not declared cheap
+    assert main(["reproduce", "--only", "toy", "--no-nulls", "--backend", "inline", "--store",
+                 str(tmp_path / "other.sqlite"), "--json", str(out)]) == 0
+    summary = {s["claim"]: s for s in json.loads(out.read_text())}
+    assert summary["x squared exceeds 3"]["null"]["verdict"] == "not run"

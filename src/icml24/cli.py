@@ -23,7 +23,7 @@ from icml24.core.params import parse_grid, parse_seeds, type_name
 from icml24.core.registry import Experiment, Paper
 from icml24.core.runner import BACKENDS, CRASHED, plan, run_tasks
 from icml24.core.store import DEFAULT_STORE, RunRecord, Store, config_hash
-from icml24.core.verdicts import ClaimResult, claims_for_tasks, evaluate_paper
+from icml24.core.verdicts import ClaimResult, claims_for_tasks, evaluate_paper, null_claims_for_tasks
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Reproduce ICML 2024 papers: run experiments, check claims, write the report.")
@@ -42,6 +42,8 @@ ForceOpt = typer.Option(False, "--force", help="Run again even what the store al
 FullOpt = typer.Option(False, "--full", help="Paper-scale settings instead of the quick ones.")
 YesOpt = typer.Option(False, "--yes", help=f"Run even more than {MAX_RUNS:,} planned runs.")
 DryRunOpt = typer.Option(False, "--dry-run", help="Plan and check everything, print the count, run nothing.")
+NullOpt = typer.Option(False, "--null", help="Run each claim's null instead of the method: what the claim says the "
+                       "method beats (or nothing) in the method's slot. Every claim should then fail.")
 
 
 def papers() -> dict[str, Paper]:
@@ -89,19 +91,28 @@ def _print_record(record: RunRecord) -> None:
                   f"({record.seconds:.1f} s) {detail}", highlight=False)
 
 
-def _claims_table(results: list[ClaimResult]) -> None:
+def _claims_table(results: list[ClaimResult], title: str = "claims") -> None:
     if not results:
         return
-    table = Table(title="claims", show_lines=False)
-    for column in ("paper", "claim", "measured", "verdict", "seeds"):
-        table.add_column(column, overflow="fold")
-    from icml24.core.report import measured_text
+    from icml24.core.report import measured_text, null_text
 
+    with_nulls = any(r.null is not None for r in results)
+    table = Table(title=title, show_lines=False)
+    for column in ("paper", "claim", "measured", "verdict", "seeds") + (("null (should fail)",) if with_nulls else ()):
+        table.add_column(column, overflow="fold")
     for r in results:
         style = _VERDICT_STYLE[r.verdict.status]
-        table.add_row(r.paper.slug, r.claim.text, measured_text(r), f"[{style}]{r.verdict.status}[/]",
-                      str(r.num_seeds))
+        row = [r.paper.slug, r.claim.text, measured_text(r), f"[{style}]{r.verdict.status}[/]", str(r.num_seeds)]
+        if with_nulls:
+            row.append(escape(null_text(r)))
+        table.add_row(*row)
     console.print(table)
+
+
+def _null_grid(exp: Experiment, base: list[dict] | None, cheap_only: bool = False) -> list[dict]:
+    """The overrides that run each of ``exp``'s nulls (on top of each user configuration in ``base``)."""
+    nulls = [n for n in exp.nulls() if n.cheap or not cheap_only]
+    return [{**overrides, **n.overrides} for overrides in (base or [{}]) for n in nulls]
 
 
 def _write_json(path: Path | None, results: list[ClaimResult], extra: list[dict] | None = None) -> None:
@@ -228,7 +239,14 @@ def show(slug: str) -> None:
             console.print(escape(f"    {name} ({exp.seeds[name]} seed(s)): {getattr(exp, name)}"), highlight=False)
     console.print("\n[bold]Claims[/]")
     for c in paper.claims:
-        console.print(f"  - {c.text}  [dim](paper: {c.paper}; experiment: {c.experiment.name})[/]", highlight=False)
+        null = c.resolved_null
+        against = f"; null: {null.label} {null.overrides}" if null else "; no null declared"
+        console.print(escape(f"  - {c.text}  (paper: {c.paper}; experiment: {c.experiment.name}{against})"),
+                      highlight=False)
+    if paper.regimes:
+        console.print("\n[bold]Regime and property measurements[/] (shown beside the verdicts, never a verdict)")
+        for m in paper.regimes:
+            console.print(escape(f"  - {m.text}  ({', '.join(m.metrics)} of {m.experiment.name})"), highlight=False)
 
 
 @app.command()
@@ -239,19 +257,35 @@ def run(target: str = typer.Argument(..., help="SLUG or SLUG:EXPERIMENT"),
                                          "setting's declared seeds, 0..n-1)."),
         set_: list[str] = typer.Option([], "--set", help="Override a parameter: --set key=value (repeatable)."),
         store: Path = StoreOpt, jobs: int = JobsOpt, backend: str = BackendOpt, address: str | None = AddressOpt,
-        force: bool = ForceOpt, json_out: Path | None = JsonOpt, yes: bool = YesOpt, dry_run: bool = DryRunOpt
-        ) -> None:
-    """Run one paper's experiments (or one experiment) and check its claims."""
+        force: bool = ForceOpt, json_out: Path | None = JsonOpt, yes: bool = YesOpt, dry_run: bool = DryRunOpt,
+        null: bool = NullOpt) -> None:
+    """Run one paper's experiments (or one experiment) and check its claims (with --null: against their nulls)."""
     experiments = _resolve(target)
     seed_list = _seed_list(seed, seeds)
     grids = {exp.key: parse_grid(exp, set_, allow_lists=False) for exp in experiments} if set_ else {}
+    if null:
+        without = [e.key for e in experiments if not e.nulls()]
+        experiments = [e for e in experiments if e.nulls()]
+        if not experiments:
+            raise ValueError(f"{target} declares no null (no claim of it names what it beats); nothing to run")
+        if without:
+            console.print(f"no null declared (skipped): {', '.join(without)}", highlight=False)
+        grids = {e.key: _null_grid(e, grids.get(e.key)) for e in experiments}
     _check_output(json_out, "--json")
     db, tasks = _execute(experiments, seed_list, full, lambda e: grids.get(e.key), store, backend, jobs, address,
                          force, yes, dry_run)
     if db is None:
         return
-    results = claims_for_tasks(db, tasks, registry.registered())
-    _claims_table(results)
+    if null:
+        results = null_claims_for_tasks(db, tasks, registry.registered())
+        _claims_table(results, title="claims run against their nulls (each should fail)")
+        holding = [r for r in results if r.verdict.status == "holds"]
+        if holding:
+            err_console.print(f"[yellow]warning:[/] {len(holding)} claim(s) hold for their null: their verdict does "
+                              "not tell the method from it", highlight=False)
+    else:
+        results = claims_for_tasks(db, tasks, registry.registered())
+        _claims_table(results)
     _write_json(json_out, results)
     _finish(db)
 
@@ -264,8 +298,10 @@ def reproduce(full: bool = FullOpt,
               store: Path = StoreOpt, jobs: int = JobsOpt, backend: str = BackendOpt,
               address: str | None = AddressOpt, force: bool = ForceOpt, json_out: Path | None = JsonOpt,
               out: Path | None = typer.Option(None, "--out", help="Report folder (default: beside the store)."),
-              yes: bool = YesOpt, dry_run: bool = DryRunOpt) -> None:
-    """Every experiment of every paper (resuming what is stored), then the report."""
+              yes: bool = YesOpt, dry_run: bool = DryRunOpt,
+              nulls: bool = typer.Option(True, "--nulls/--no-nulls", help="Also run the cheap nulls (those costing "
+                                         "under a fifth of the experiment), shown beside each claim.")) -> None:
+    """Every experiment of every paper (resuming what is stored), its cheap nulls, then the report."""
     if only is not None:
         slugs = [s.strip() for s in only.split(",") if s.strip()]
         if not slugs:
@@ -278,8 +314,11 @@ def reproduce(full: bool = FullOpt,
     seed_list = _seed_list(None, seeds)
     _check_output(json_out, "--json")
     _check_output(out / "REPORT.md" if out is not None else None, "--out")
-    db, _ = _execute(experiments, seed_list, full, lambda e: None, store, backend, jobs, address, force, yes,
-                     dry_run)
+    def grid_for(exp: Experiment) -> list[dict] | None:
+        cheap = _null_grid(exp, None, cheap_only=True) if nulls else []
+        return [{}, *cheap] if cheap else None
+
+    db, _ = _execute(experiments, seed_list, full, grid_for, store, backend, jobs, address, force, yes, dry_run)
     if db is None:
         return
     results = [r for slug in slugs for r in evaluate_paper(found[slug], db, full)]

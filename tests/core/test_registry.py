@@ -85,3 +85,46 @@ def test_same_seed_same_metrics(tmp_path):
     third = toy_paper.square(Context(seed=8, out_dir=tmp_path), x=1.0, noisy=True)
     assert first == second
     assert first != third
+
+
+def test_a_null_names_real_parameters_and_says_what_it_is():
+    from icml24.core import Null
+
+    paper = Paper(slug="nulltest", title="t")
+
+    @experiment(paper, quick={"x": 1.0}, null=Null("x = 0", {"x": 0.0}))
+    def exp(ctx, x: float = 1.0, method: str = "ours") -> dict[str, float]:
+        return {"x": x}
+
+    own = Null("the baseline", {"method": "baseline"})
+    first = Claim("x is positive", experiment=exp, check=lambda m: m["x"] > 0)
+    second = Claim("x beats the baseline", experiment=exp, check=lambda m: m["x"] > 0, null=own)
+    third = Claim("x is below 2", experiment=exp, check=lambda m: m["x"] < 2, null=Null("again", {"x": 0.0}))
+    assert first.resolved_null is exp.null and second.resolved_null is own
+    assert [n.key for n in exp.nulls()] == ["x=0.0", "method='baseline'"]  # the third shares the first's runs
+    assert third.resolved_null.key == first.resolved_null.key
+    assert exp.null_config(own, setting="quick") == {"x": 1.0, "method": "baseline"}
+    assert exp.null_config(exp.null, overrides={"method": "other"}, setting="quick") == {"x": 0.0, "method": "other"}
+    with pytest.raises(ValueError, match="does not take"):
+        Claim("bad", experiment=exp, check=lambda m: True, null=Null("typo", {"methd": "x"}))
+    with pytest.raises(ValueError, match="label"):
+        Null("", {"x": 1.0})
+    with pytest.raises(ValueError, match="non-empty dict"):
+        Null("nothing", {})
+    with pytest.raises(TypeError, match="Null"):
+        experiment(paper, quick={}, null={"x": 0.0})(lambda ctx, x=1.0: {"x": x})
+
+
+def test_a_regime_needs_metric_names():
+    from icml24.core import Regime
+
+    paper = Paper(slug="regimetest", title="t")
+
+    @experiment(paper)
+    def exp(ctx) -> dict[str, float]:
+        return {"ratio": 1.0}
+
+    with pytest.raises(ValueError, match="list of metric names"):
+        Regime("a ratio", experiment=exp, metrics="ratio")
+    Regime("a ratio", experiment=exp, metrics=["ratio"])
+    assert [r.text for r in paper.regimes] == ["a ratio"]

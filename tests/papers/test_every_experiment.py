@@ -50,6 +50,10 @@ def test_smoke_runs_are_finite_deterministic_and_decidable(exp, tmp_path):
             assert verdict.status == "not run" and "--full" in verdict.message
             verdict = claim.evaluate(aggregate(records, exp))
         assert verdict.status in ("holds", "fails"), f"{claim.text}: {verdict.status}: {verdict.message}"
+    summary = aggregate(records, exp)
+    for regime in (r for r in exp.paper.regimes if r.experiment is exp):  # shown beside the verdicts: measured
+        missing = [k for k in regime.metrics if k not in summary]
+        assert not missing, f"regime {regime.text!r} reads metrics the experiment does not return: {missing}"
 
 
 def test_deviations_are_one_sentence_each():

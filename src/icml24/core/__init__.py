@@ -1,6 +1,7 @@
 """Field-agnostic machinery: paper registry, experiment context, results store, runner, report."""
 
 from icml24.core.context import Context, seed_everything
-from icml24.core.registry import Claim, Experiment, Paper, Verdict, discover, experiment
+from icml24.core.registry import Claim, Experiment, Null, Paper, Regime, Verdict, discover, experiment
 
-__all__ = ["Claim", "Context", "Experiment", "Paper", "Verdict", "discover", "experiment", "seed_everything"]
+__all__ = ["Claim", "Context", "Experiment", "Null", "Paper", "Regime", "Verdict", "discover", "experiment",
+           "seed_everything"]

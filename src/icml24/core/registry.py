@@ -30,6 +30,35 @@ class Paper:
     summary: str = ""
     experiments: dict[str, Experiment] = field(default_factory=dict, repr=False)
     claims: list[Claim] = field(default_factory=list, repr=False)
+    regimes: list[Regime] = field(default_factory=list, repr=False)
+
+
+@dataclass
+class Null:
+    """What a claim says the method beats (or nothing: an untrained model, random search, the baseline), put in
+    the method's slot: ``overrides`` of the experiment's parameters that make the same experiment run it.
+
+    A claim is worth its verdict only if its experiment, run with its null, gives ``fails``
+    (``tests/papers/test_nulls.py`` checks every claim at smoke). ``cheap`` says the null run costs less than a
+    fifth of the experiment's quick run (measured once and stated): ``icml24 reproduce`` then runs it too, and
+    the report shows its verdict beside the claim's.
+    """
+
+    label: str
+    overrides: dict[str, Any]
+    cheap: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.label, str) or not self.label.strip():
+            raise ValueError("Null needs a label saying what replaces the method, e.g. 'an untrained generator'")
+        if not isinstance(self.overrides, dict) or not self.overrides:
+            raise ValueError(f"Null {self.label!r}: overrides must be a non-empty dict of experiment parameters "
+                             "that put the null in the method's slot, e.g. {'method': 'untrained'}")
+
+    @property
+    def key(self) -> str:
+        """A stable name of the overrides (claims whose nulls share it share the null's runs)."""
+        return ",".join(f"{k}={self.overrides[k]!r}" for k in sorted(self.overrides))
 
 
 SETTINGS = ("quick", "full", "smoke")
@@ -54,6 +83,7 @@ class Experiment:
     seeds: dict[str, int] = field(default_factory=dict)
     threads: int = 0
     summarize: Callable[[list[dict[str, float]]], dict[str, float]] | None = None
+    null: Null | None = None  # the default null of the claims resting on this experiment
 
     @property
     def name(self) -> str:
@@ -102,6 +132,24 @@ class Experiment:
             raise ValueError(f"{self.key} needs a value for {', '.join(sorted(missing))} (use --set key=value)")
         return config
 
+    def null_config(self, null: Null, full: bool = False, overrides: dict[str, Any] | None = None,
+                    setting: str | None = None) -> dict[str, Any]:
+        """The configuration of ``null``'s run: the setting's configuration (with ``overrides``), then the null's."""
+        base = self.config(full=full, overrides=overrides, setting=setting)
+        unknown = set(null.overrides) - set(self.parameters())
+        if unknown:
+            raise ValueError(f"{self.key}: null {null.label!r} sets {', '.join(sorted(unknown))}, which the experiment "
+                             f"does not take; it takes: {', '.join(self.parameters()) or 'none'}")
+        return {**base, **null.overrides}
+
+    def nulls(self) -> list[Null]:
+        """The distinct nulls of the claims resting on this experiment (one run each per seed)."""
+        found: dict[str, Null] = {}
+        for claim in self.paper.claims:
+            if claim.experiment is self and claim.resolved_null is not None:
+                found.setdefault(claim.resolved_null.key, claim.resolved_null)
+        return list(found.values())
+
     def default_seeds(self, full: bool = False, setting: str | None = None) -> list[int]:
         """The seeds the runner plans for a setting when the user gives none: 0..n-1."""
         return list(range(self.seeds[self.setting(full, setting)]))
@@ -125,12 +173,14 @@ def _split_seeds(where: str, setting: dict[str, Any] | None, default: int) -> tu
 
 def experiment(paper: Paper, quick: dict[str, Any] | None = None, full: dict[str, Any] | None = None,
                smoke: dict[str, Any] | None = None, threads: int = 0,
-               summarize: Callable[[list[dict[str, float]]], dict[str, float]] | None = None):
+               summarize: Callable[[list[dict[str, float]]], dict[str, float]] | None = None,
+               null: Null | None = None):
     """Register ``fn`` as an experiment of ``paper``; ``fn(ctx, **params)`` computes one seed.
 
     ``quick`` must finish in about 3 minutes on 2 CPU cores; ``full`` is the paper-scale setting; ``smoke`` is
     a seconds-long setting the test suite runs for every experiment. Each may hold ``"seeds": n`` (quick: 1 by
     default; full: the quick number; smoke: 1). ``threads`` caps torch/BLAS threads per run (0: unchanged).
+    ``null`` is the :class:`Null` its claims are run against unless a claim names its own.
     The decorated object stays callable as ``fn(ctx, **params)``.
     """
 
@@ -144,7 +194,11 @@ def experiment(paper: Paper, quick: dict[str, Any] | None = None, full: dict[str
         smoke_config, smoke_seeds = _split_seeds(f"{where} smoke", smoke, 1) if smoke is not None else (None, 1)
         exp = Experiment(paper=paper, fn=fn, quick=quick_config, full=full_config, smoke=smoke_config,
                          seeds={"quick": quick_seeds, "full": full_seeds, "smoke": smoke_seeds}, threads=int(threads),
-                         summarize=summarize)
+                         summarize=summarize, null=null)
+        if null is not None and not isinstance(null, Null):
+            raise TypeError(f"{where}: null must be a Null(label, overrides), got {type(null).__name__}")
+        if null is not None:
+            exp.null_config(null, setting="quick")  # the null names real parameters
         if exp.name in paper.experiments:
             raise ValueError(f"{paper.slug} already has an experiment named {exp.name!r}")
         paper.experiments[exp.name] = exp
@@ -187,7 +241,8 @@ class Claim:
     ``check`` receives a dict of metric means over seeds, with ``<key>_std`` beside each key
     and ``num_seeds``; it returns a bool. ``paper`` states what the paper reports. ``setting="full"`` marks a
     claim only the paper-scale setting can test (the quick one is too short to reach the regime): on quick runs
-    its verdict is ``not run``, with the command that runs it.
+    its verdict is ``not run``, with the command that runs it. ``null`` is what the claim says the method beats,
+    in the method's slot (default: the experiment's null); the same experiment run with it must give ``fails``.
     """
 
     text: str
@@ -195,13 +250,23 @@ class Claim:
     check: Callable[[dict[str, float]], bool]
     paper: str = ""
     setting: str = ""
+    null: Null | None = None
 
     def __post_init__(self):
         if not isinstance(self.experiment, Experiment):
             raise TypeError(f"Claim {self.text!r}: experiment must be a function decorated with @experiment")
         if self.setting not in ("", "full"):
             raise ValueError(f"Claim {self.text!r}: setting must be '' (any) or 'full', got {self.setting!r}")
+        if self.null is not None:
+            if not isinstance(self.null, Null):
+                raise TypeError(f"Claim {self.text!r}: null must be a Null(label, overrides)")
+            self.experiment.null_config(self.null, setting="quick")  # the null names real parameters
         self.experiment.paper.claims.append(self)
+
+    @property
+    def resolved_null(self) -> Null | None:
+        """The claim's own null, else its experiment's."""
+        return self.null if self.null is not None else self.experiment.null
 
     def evaluate(self, metrics: dict[str, float] | None) -> Verdict:
         """Compute the verdict. Missing, NaN or infinite metrics give ``error``, never a verdict."""
@@ -222,6 +287,29 @@ class Claim:
         if not isinstance(result, (bool,)) and not hasattr(result, "__bool__"):
             return Verdict("error", measured, f"check returned {result!r}, not a bool")
         return Verdict("holds" if bool(result) else "fails", measured)
+
+
+@dataclass
+class Regime:
+    """A measurement shown beside the verdicts, never a verdict: the quantity that says whether a stand-in sits in
+    the regime a claim depends on, or a property no null can fail (an identity, arithmetic fixed by a schedule).
+
+    ``metrics`` are keys of the experiment's metrics (means over seeds, with their spread); ``paper`` is the
+    paper's value or regime, for comparison.
+    """
+
+    text: str
+    experiment: Experiment
+    metrics: list[str]
+    paper: str = ""
+
+    def __post_init__(self):
+        if not isinstance(self.experiment, Experiment):
+            raise TypeError(f"Regime {self.text!r}: experiment must be a function decorated with @experiment")
+        if isinstance(self.metrics, str) or not self.metrics:
+            raise ValueError(f"Regime {self.text!r}: metrics must be a non-empty list of metric names")
+        self.metrics = list(self.metrics)
+        self.experiment.paper.regimes.append(self)
 
 
 _PAPERS: dict[str, Paper] = {}

@@ -8,7 +8,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from icml24.core.registry import Experiment, Paper
+from icml24.core.registry import Experiment, Paper, Regime
 from icml24.core.store import RunRecord, Store
 from icml24.core.sweeps import SweepPoint, plot_sweep, sweep_points, swept_axis
 from icml24.core.verdicts import ClaimResult, aggregate, canonical_records, evaluate_paper
@@ -36,10 +36,20 @@ class ExperimentSection:
 
 
 @dataclass
+class RegimeRow:
+    """A regime or property measurement: no verdict, its values beside what the paper reports."""
+
+    regime: Regime
+    mode: str
+    values: str
+
+
+@dataclass
 class PaperSection:
     paper: Paper
     claims: list[ClaimResult]
     experiments: list[ExperimentSection]
+    regimes: list[RegimeRow]
 
 
 def collect(papers: dict[str, Paper], store: Store, full: bool | None = None) -> list[PaperSection]:
@@ -53,8 +63,28 @@ def collect(papers: dict[str, Paper], store: Store, full: bool | None = None) ->
             figures = [p for p in (_find(f, store.folder) for f in (ok[0].figures if ok else [])) if p is not None]
             experiments.append(ExperimentSection(exp, exp.name, exp.doc.splitlines()[0] if exp.doc else "", mode,
                                                  ok or records, figures, sweep_points(store, exp)))
-        sections.append(PaperSection(paper, evaluate_paper(paper, store, full), experiments))
+        sections.append(PaperSection(paper, evaluate_paper(paper, store, full), experiments,
+                                     [_regime_row(m, store, full) for m in paper.regimes]))
     return sections
+
+
+def _regime_row(regime: Regime, store: Store, full: bool | None) -> RegimeRow:
+    mode, records = canonical_records(store, regime.experiment, full)
+    ok = [r for r in records if r.status == "ok"]
+    if not ok:
+        return RegimeRow(regime, mode, "not run")
+    try:
+        summary = aggregate(ok, regime.experiment)
+    except Exception:  # a broken summarize shows as an error verdict elsewhere; show the plain means here
+        summary = aggregate(ok)
+    parts = []
+    for key in regime.metrics:
+        if key not in summary:
+            parts.append(f"{key} = (not measured)")
+            continue
+        std = summary.get(f"{key}_std")
+        parts.append(f"{key} = {fmt(summary[key])}" + (f" ± {fmt(std)}" if std else ""))
+    return RegimeRow(regime, mode, ", ".join(parts))
 
 
 def _find(figure: str, store_folder: Path) -> Path | None:
@@ -102,6 +132,27 @@ def measured_text(result: ClaimResult) -> str:
     return ", ".join(f"{k} = {fmt(v)}" for k, v in result.verdict.measured.items())
 
 
+def null_text(result: ClaimResult) -> str:
+    """The null's verdict and what it measured, e.g. ``fails: feasible = 0.31 (an untrained generator)``."""
+    null = result.claim.resolved_null
+    if null is None:
+        return "no null declared"
+    if result.null is None:
+        return f"not run ({null.label}: icml24 run {result.paper.slug}:{result.claim.experiment.name} --null)"
+    return f"{result.null.verdict.status}: {measured_text(result.null)} ({null.label})"
+
+
+def null_counts(sections: list[PaperSection]) -> dict[str, int]:
+    """How many stored nulls fail as they should, how many hold (the claim does not discriminate), the rest."""
+    counts = {"fails": 0, "holds": 0, "other": 0}
+    for section in sections:
+        for r in section.claims:
+            if r.null is not None:
+                status = r.null.verdict.status
+                counts[status if status in counts else "other"] += 1
+    return counts
+
+
 def write_report(papers: dict[str, Paper], store: Store, out: str | Path = "results",
                  full: bool | None = None) -> tuple[Path, Path]:
     """Write ``<out>/REPORT.md`` and ``<out>/report/index.html`` (figures copied beside it)."""
@@ -142,6 +193,7 @@ def _counts(sections: list[PaperSection]) -> dict[str, int]:
 
 def _markdown(sections: list[PaperSection], copied: dict[Path, str]) -> str:
     counts = _counts(sections)
+    nulls = null_counts(sections)
     lines = [
         "# icml24 reproduction report",
         "",
@@ -149,15 +201,19 @@ def _markdown(sections: list[PaperSection], copied: dict[Path, str]) -> str:
         f"Claims: {counts['holds']} hold, {counts['fails']} fail, {counts['error']} error, "
         f"{counts['not run']} not run.",
         "",
-        "| paper | claim | paper reports | we measured | verdict | mode | seeds | time (s) |",
-        "|---|---|---|---|---|---|---|---|",
+        f"Each claim is also run against its null (what the claim says the method beats, or nothing, in the "
+        f"method's slot), which must fail. Stored nulls: {nulls['fails']} fail as they should, {nulls['holds']} "
+        f"hold (that verdict does not tell the method from its null), {nulls['other']} error or not run.",
+        "",
+        "| paper | claim | paper reports | we measured | verdict | null (should fail) | mode | seeds | time (s) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for section in sections:
         for r in section.claims:
             lines.append(
                 f"| {section.paper.slug} | {_md_cell(r.claim.text)} | {_md_cell(r.claim.paper)} | "
-                f"{_md_cell(measured_text(r))} | {_BADGE[r.verdict.status]} | {r.mode or '-'} | {r.num_seeds} | "
-                f"{r.seconds:.1f} |"
+                f"{_md_cell(measured_text(r))} | {_BADGE[r.verdict.status]} | {_md_cell(null_text(r))} | "
+                f"{r.mode or '-'} | {r.num_seeds} | {r.seconds:.1f} |"
             )
     for section in sections:
         paper = section.paper
@@ -169,6 +225,11 @@ def _markdown(sections: list[PaperSection], copied: dict[Path, str]) -> str:
             lines += [paper.summary, ""]
         if paper.deviations:
             lines += ["**Deviations from the paper**", ""] + [f"- {d}" for d in paper.deviations] + [""]
+        if section.regimes:
+            lines += ["**Regime and property measurements** (no verdict)", "",
+                      "| measurement | paper | we measured | mode |", "|---|---|---|---|"]
+            lines += [f"| {_md_cell(m.regime.text)} | {_md_cell(m.regime.paper)} | {_md_cell(m.values)} | "
+                      f"{m.mode or '-'} |" for m in section.regimes] + [""]
         for exp in section.experiments:
             lines.append(f"### {exp.name} ({exp.mode or 'not run'})")
             if exp.doc:
@@ -200,6 +261,7 @@ def _md_cell(text: str) -> str:
 def _html(sections: list[PaperSection], copied: dict[Path, str]) -> str:
     esc = html.escape
     counts = _counts(sections)
+    nulls = null_counts(sections)
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>icml24 report</title><style>",
         "body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#1f2328}",
@@ -212,8 +274,11 @@ def _html(sections: list[PaperSection], copied: dict[Path, str]) -> str:
         f"<span style='color:{_COLOR['fails']}'>{counts['fails']} fail</span>, "
         f"<span style='color:{_COLOR['error']}'>{counts['error']} error</span>, "
         f"<span style='color:{_COLOR['not run']}'>{counts['not run']} not run</span>.</p>",
+        f"<p>Each claim is also run against its null (what it says the method beats, or nothing, in the method's "
+        f"slot), which must fail. Stored nulls: {nulls['fails']} fail as they should, {nulls['holds']} hold (that "
+        f"verdict does not tell the method from its null), {nulls['other']} error or not run.</p>",
         "<table><tr><th>paper</th><th>claim</th><th>paper reports</th><th>we measured</th><th>verdict</th>"
-        "<th>mode</th><th>seeds</th><th>time (s)</th></tr>",
+        "<th>null (should fail)</th><th>mode</th><th>seeds</th><th>time (s)</th></tr>",
     ]
     for section in sections:
         for r in section.claims:
@@ -221,7 +286,8 @@ def _html(sections: list[PaperSection], copied: dict[Path, str]) -> str:
             parts.append(
                 f"<tr><td><a href='#{esc(section.paper.slug)}'>{esc(section.paper.slug)}</a></td>"
                 f"<td>{esc(r.claim.text)}</td><td>{esc(r.claim.paper)}</td><td>{esc(measured_text(r))}</td>"
-                f"<td class='v' style='color:{_COLOR[status]}'>{esc(status)}</td><td>{esc(r.mode or '-')}</td>"
+                f"<td class='v' style='color:{_COLOR[status]}'>{esc(status)}</td><td>{esc(null_text(r))}</td>"
+                f"<td>{esc(r.mode or '-')}</td>"
                 f"<td>{r.num_seeds}</td><td>{r.seconds:.1f}</td></tr>"
             )
     parts.append("</table>")
@@ -236,6 +302,12 @@ def _html(sections: list[PaperSection], copied: dict[Path, str]) -> str:
         if paper.deviations:
             parts.append("<div class='dev'><b>Deviations from the paper</b><ul>"
                          + "".join(f"<li>{esc(d)}</li>" for d in paper.deviations) + "</ul></div>")
+        if section.regimes:
+            parts.append("<p><b>Regime and property measurements</b> (no verdict)</p><table><tr><th>measurement</th>"
+                         "<th>paper</th><th>we measured</th><th>mode</th></tr>"
+                         + "".join(f"<tr><td>{esc(m.regime.text)}</td><td>{esc(m.regime.paper)}</td>"
+                                   f"<td>{esc(m.values)}</td><td>{esc(m.mode or '-')}</td></tr>"
+                                   for m in section.regimes) + "</table>")
         for exp in section.experiments:
             parts.append(f"<h3>{esc(exp.name)} <small>({esc(exp.mode or 'not run')})</small></h3>")
             if exp.doc:

@@ -22,8 +22,10 @@ class SweepPoint:
 
 
 def sweep_points(store: Store, exp: Experiment) -> list[SweepPoint]:
-    """Configurations of ``exp`` stored at the current code version other than its quick and full settings."""
+    """Configurations of ``exp`` stored at the current code version other than its quick and full settings (and
+    their nulls' configurations, shown beside the claims instead)."""
     canonical = {config_hash(exp.config(full=False)), config_hash(exp.config(full=True))}
+    canonical |= {config_hash(exp.null_config(null, full=full)) for null in exp.nulls() for full in (False, True)}
     base = exp.config(full=False)
     groups: dict[str, list[RunRecord]] = {}
     for record in store.records(exp.paper.slug, exp.name, code_version=code_version(exp)):

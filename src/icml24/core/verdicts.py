@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from icml24.core.registry import Claim, Experiment, Paper, Verdict
+from icml24.core.registry import Claim, Experiment, Null, Paper, Verdict
 from icml24.core.store import RunRecord, Store, config_hash
 from icml24.core.versioning import code_version
 
@@ -26,8 +26,10 @@ class ClaimResult:
     num_seeds: int = 0
     seconds: float = 0.0
     records: list[RunRecord] = field(default_factory=list, repr=False)
+    null: ClaimResult | None = None  # the same claim judged on its null's runs, when stored
 
     def as_json(self) -> dict:
+        null = self.claim.resolved_null
         return {
             "paper": self.paper.slug,
             "experiment": self.claim.experiment.name,
@@ -39,6 +41,13 @@ class ClaimResult:
             "mode": self.mode,
             "seeds": self.num_seeds,
             "seconds": round(self.seconds, 3),
+            "null": None if null is None else {
+                "label": null.label, "overrides": null.overrides,
+                "verdict": self.null.verdict.status if self.null else NOT_RUN,
+                "measured": self.null.verdict.measured if self.null else {},
+                "message": self.null.verdict.message if self.null else "no stored run of the null",
+                "seeds": self.null.num_seeds if self.null else 0,
+            },
         }
 
 
@@ -109,13 +118,38 @@ def judge(paper: Paper, claim: Claim, records: list[RunRecord], mode: str) -> Cl
     return ClaimResult(paper, claim, verdict, mode, len(ok), seconds, records)
 
 
+def null_records(store: Store, exp: Experiment, null: Null, mode: str) -> list[RunRecord]:
+    """Runs of ``null`` in ``exp``'s slot at the canonical ``mode`` ("quick" or "full") and the current code."""
+    config = exp.null_config(null, setting=mode)
+    return store.records(exp.paper.slug, exp.name, config=config, code_version=code_version(exp))
+
+
+def judge_null(paper: Paper, claim: Claim, store: Store, mode: str) -> ClaimResult | None:
+    """The claim judged on its null's stored runs at ``mode`` (``None`` when none is stored or none declared).
+
+    With no mode (the method itself not run) the full null runs are used when stored, else the quick ones.
+    """
+    null = claim.resolved_null
+    if null is None:
+        return None
+    for candidate in ([mode] if mode else ["full", "quick"]):
+        records = null_records(store, claim.experiment, null, candidate)
+        if records:
+            return judge(paper, claim, records, candidate)
+    return None
+
+
 def evaluate_paper(paper: Paper, store: Store, full: bool | None = None) -> list[ClaimResult]:
-    """The verdict of every claim of ``paper`` from what ``store`` holds at the canonical settings."""
+    """The verdict of every claim of ``paper`` from what ``store`` holds at the canonical settings, each with
+    its null's verdict beside it when the null's runs are stored."""
     results = []
     for claim in paper.claims:
         mode, records = canonical_records(store, claim.experiment, full)
-        results.append(judge(paper, claim, records, mode))
+        result = judge(paper, claim, records, mode)
+        result.null = judge_null(paper, claim, store, mode or ({True: "full", False: "quick"}.get(full, "")))
+        results.append(result)
     return results
+
 
 
 def claims_of(exp: Experiment) -> list[Claim]:
@@ -137,4 +171,23 @@ def claims_for_tasks(store: Store, tasks: Iterable, papers: dict[str, Paper]) ->
                    if r.seed in seeds]
         for claim in claims_of(exp):
             results.append(judge(exp.paper, claim, records, first.setting))
+    return results
+
+
+def null_claims_for_tasks(store: Store, tasks: Iterable, papers: dict[str, Paper]) -> list[ClaimResult]:
+    """Verdicts of each claim on the runs of its own null among the (experiment, configuration) groups just run."""
+    groups: dict[tuple[str, str, str], list] = {}
+    for task in tasks:
+        groups.setdefault((task.paper, task.experiment, config_hash(task.config)), []).append(task)
+    results = []
+    for (slug, name, _), group in groups.items():
+        first = group[0]
+        exp = papers[slug].experiments[name]
+        seeds = {t.seed for t in group}
+        records = [r for r in store.records(slug, name, config=first.config, code_version=first.code_version)
+                   if r.seed in seeds]
+        for claim in claims_of(exp):
+            null = claim.resolved_null
+            if null is not None and all(first.config.get(k) == v for k, v in null.overrides.items()):
+                results.append(judge(exp.paper, claim, records, first.setting))
     return results
