@@ -81,7 +81,7 @@ def test_reproduce_writes_report(tmp_path, capsys):
     store = tmp_path / "res" / "icml24.sqlite"
     out = tmp_path / "summary.json"
     code = main(["reproduce", "--only", "toy", "--backend", "inline", "--store", str(store), "--json", str(out)])
-    assert code == 0
+    assert code == 1  # toy's crash and broken experiments end in error: the report is still written
     report = (tmp_path / "res" / "REPORT.md").read_text()
     assert "x squared exceeds 3" in report and "everything is a toy" in report and "holds" in report
     page = (tmp_path / "res" / "report" / "index.html").read_text()
@@ -184,11 +184,67 @@ def test_reproduce_runs_only_the_cheap_nulls(tmp_path):
     store = tmp_path / "res" / "icml24.sqlite"
     out = tmp_path / "summary.json"
     assert main(["reproduce", "--only", "toy", "--backend", "inline", "--store", str(store), "--json",
-                 str(out)]) == 0
+                 str(out)]) == 1  # toy's crash and broken experiments end in error
     summary = {s["claim"]: s for s in json.loads(out.read_text())}
     assert summary["x squared exceeds 3"]["null"]["verdict"] == "fails"  # cheap: run by reproduce
     assert summary["x squared exceeds 100"]["null"]["verdict"] == "not run"  # not declared cheap
     assert main(["reproduce", "--only", "toy", "--no-nulls", "--backend", "inline", "--store",
-                 str(tmp_path / "other.sqlite"), "--json", str(out)]) == 0
+                 str(tmp_path / "other.sqlite"), "--json", str(out)]) == 1
     summary = {s["claim"]: s for s in json.loads(out.read_text())}
     assert summary["x squared exceeds 3"]["null"]["verdict"] == "not run"
+
+
+def test_runs_that_end_in_error_exit_1_with_one_line(tmp_path, capsys):
+    store = str(tmp_path / "s.sqlite")
+    assert main(["run", "toy:crash", "--backend", "inline", "--store", store]) == 1
+    err = capsys.readouterr().err
+    assert "1 of 1 run(s) ended in error; first: toy:crash seed=0: RuntimeError: toy failure" in err
+    assert "Traceback" not in err
+    assert main(["run", "toy:broken", "--backend", "inline", "--store", store]) == 1  # NaN is an error too
+    assert "non-finite" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_non_finite_set_value_is_refused(value, capsys, tmp_path):
+    assert main(["run", "toy:square", "--set", f"x={value}", "--store", str(tmp_path / "s.sqlite")]) == 2
+    assert "finite" in _err_line(capsys)
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+def test_a_huge_seed_is_refused_before_the_store_is_created(tmp_path, capsys):
+    store = tmp_path / "s.sqlite"
+    assert main(["run", "toy:square", "--seed", str(2**70), "--store", str(store)]) == 2
+    assert "below 2**63" in _err_line(capsys) and not store.exists()
+    assert main(["run", "toy:square", "--seeds", f"0,{2**64}", "--store", str(store)]) == 2
+    assert "below 2**63" in _err_line(capsys) and not store.exists()
+
+
+def test_a_missing_data_folder_exits_2_before_any_work(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ICML24_DATA", str(tmp_path / "nowhere"))
+    store = tmp_path / "s.sqlite"
+    assert main(["run", "toy:square", "--store", str(store)]) == 2
+    assert "ICML24_DATA" in _err_line(capsys) and not store.exists() and not (tmp_path / "nowhere").exists()
+
+
+def test_report_onto_a_file_and_a_wrong_store_are_one_line(tmp_path, capsys):
+    import sqlite3
+
+    store = tmp_path / "s.sqlite"
+    assert main(["run", "toy:square", "--backend", "inline", "--store", str(store)]) == 0
+    capsys.readouterr()
+    target = tmp_path / "afile"
+    target.write_text("x")
+    assert main(["report", "--store", str(store), "--out", str(target)]) == 2
+    assert "is a file" in _err_line(capsys)
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as con:
+        con.execute("CREATE TABLE runs (id INTEGER, payload TEXT)")
+    for argv in (["report", "--store", str(other)], ["list", "--store", str(other)],
+                 ["run", "toy:square", "--store", str(other)]):
+        assert main(argv) == 2
+        assert "other columns" in _err_line(capsys)
+
+
+def test_show_a_typo_is_answered_from_file_names(capsys):
+    assert main(["show", "rpp"]) == 2
+    assert "did you mean 'rp'" in _err_line(capsys)

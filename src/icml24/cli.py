@@ -19,7 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from icml24.core import registry
-from icml24.core.params import parse_grid, parse_seeds, type_name
+from icml24.core.params import check_seed, parse_grid, parse_seeds, type_name
 from icml24.core.registry import Experiment, Paper
 from icml24.core.runner import BACKENDS, CRASHED, plan, run_tasks
 from icml24.core.store import DEFAULT_STORE, RunRecord, Store, config_hash
@@ -60,9 +60,7 @@ def _seed_list(seed: int | None, seeds: str | None) -> list[int] | None:
     if seed is not None and seeds is not None:
         raise ValueError("give --seed or --seeds, not both")
     if seed is not None:
-        if seed < 0:
-            raise ValueError(f"--seed {seed} is negative; seeds are 0, 1, 2, ...")
-        return [seed]
+        return [check_seed(seed)]
     return parse_seeds(seeds) if seeds is not None else None
 
 
@@ -80,8 +78,18 @@ def _check_output(path: Path | None, what: str) -> None:
         raise ValueError(f"cannot write {what} {path}: its folder is not writable")
 
 
-class RunsCrashed(Exception):
-    """A worker process died (twice) while running a task: the exit status says so."""
+def _check_output_folder(out: Path | None) -> None:
+    """``--out`` must be (or become) a writable folder, checked before any paper is imported."""
+    if out is None:
+        return
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} is a file; give a folder for REPORT.md and report/index.html")
+    _check_output(out / "REPORT.md", "--out")
+    _check_output(out / "report" / "index.html", "--out")
+
+
+class RunsFailed(Exception):
+    """Some runs ended in error (a crash, a NaN, a worker that died twice): the command exits 1 and says so."""
 
 
 def _print_record(record: RunRecord) -> None:
@@ -137,6 +145,9 @@ def _execute(experiments: list[Experiment], seeds: list[int] | None, full: bool,
         raise ValueError(f"{count:,} runs planned, more than {MAX_RUNS:,}: check --seeds/--set, or add --yes to "
                          "run them")
     _check_output(store_path, "--store")
+    from icml24.data import check_data_root
+
+    check_data_root()  # a mistyped ICML24_DATA is answered before any work, not by every run erroring
     store_folder = store_path.resolve().parent  # figures and caches are found from any working folder
     tasks = []
     for exp in experiments:
@@ -156,6 +167,10 @@ def _execute(experiments: list[Experiment], seeds: list[int] | None, full: bool,
         done.append(record)
         _print_record(record)
 
+    def on_retry(task, why: str) -> None:
+        err_console.print(f"[yellow]warning:[/] the worker of {task.label} died ({why}); trying it once more",
+                          highlight=False, soft_wrap=True)
+
     try:
         if jobs > 1 or backend == "ray":  # one bar over all runs; with one job the experiment shows its own bars
             from rich.progress import Progress
@@ -168,9 +183,10 @@ def _execute(experiments: list[Experiment], seeds: list[int] | None, full: bool,
                     bar.advance(overall)
 
                 run_tasks(tasks, store, backend=backend, jobs=jobs, address=address, force=force,
-                          on_result=on_result_with_bar)
+                          on_result=on_result_with_bar, on_retry=on_retry)
         else:
-            run_tasks(tasks, store, backend=backend, jobs=jobs, address=address, force=force, on_result=on_result)
+            run_tasks(tasks, store, backend=backend, jobs=jobs, address=address, force=force, on_result=on_result,
+                      on_retry=on_retry)
     except KeyboardInterrupt:  # Typer turns it into exit status 130; the message is ours to print
         store.close()
         err_console.print(f"[red]interrupted:[/] {len(done)} of {len(tasks)} run(s) finished in this session and "
@@ -180,18 +196,21 @@ def _execute(experiments: list[Experiment], seeds: list[int] | None, full: bool,
     skipped = len(tasks) - len(done)
     if skipped:
         console.print(f"{skipped} run(s) already in the store were skipped (--force runs them again)")
-    crashed = [r for r in done if r.error.startswith(CRASHED)]
-    if crashed:
-        store.crashed = crashed  # the command reports its results, then exits non-zero
+    store.failed = [r for r in done if r.status != "ok"]  # the command reports its results, then exits 1
+    store.planned = len(tasks)
     return store, tasks
 
 
 def _finish(db: Store) -> None:
-    crashed = getattr(db, "crashed", [])
+    failed, planned = getattr(db, "failed", []), getattr(db, "planned", 0)
     db.close()
-    if crashed:
-        raise RunsCrashed(f"{len(crashed)} run(s) lost their worker process twice (out of memory or killed): "
-                          + ", ".join(f"{r.paper}:{r.experiment} seed={r.seed}" for r in crashed[:5]))
+    if failed:
+        crashed = sum(r.error.startswith(CRASHED) for r in failed)
+        lost = f", {crashed} of them lost their worker process twice (out of memory or killed)" if crashed else ""
+        first = failed[0]
+        why = first.error.splitlines()[0] if first.error else "unknown error"
+        raise RunsFailed(f"{len(failed)} of {planned} run(s) ended in error{lost}; first: {first.paper}:"
+                         f"{first.experiment} seed={first.seed}: {why}")
 
 
 @app.command("list")
@@ -221,8 +240,7 @@ def list_papers(store: Path = StoreOpt) -> None:
 @app.command()
 def show(slug: str) -> None:
     """The paper record: authors, code, deviations, experiments and claims."""
-    papers()
-    paper = registry.get_paper(slug)
+    paper = registry.get_paper(slug)  # imports only the paper named: a typo is answered from file names
     console.print(f"[bold]{paper.slug}[/]: {paper.title}")
     console.print(f"{paper.authors} — {paper.venue}  {paper.code}", highlight=False)
     if paper.summary:
@@ -313,7 +331,7 @@ def reproduce(full: bool = FullOpt,
     experiments = [exp for slug in slugs for exp in found[slug].experiments.values()]
     seed_list = _seed_list(None, seeds)
     _check_output(json_out, "--json")
-    _check_output(out / "REPORT.md" if out is not None else None, "--out")
+    _check_output_folder(out)
     def grid_for(exp: Experiment) -> list[dict] | None:
         cheap = _null_grid(exp, None, cheap_only=True) if nulls else []
         return [{}, *cheap] if cheap else None
@@ -335,6 +353,7 @@ def report(store: Path = StoreOpt,
     """Write REPORT.md and report/index.html from the store."""
     if not store.exists():
         raise FileNotFoundError(f"no results store at {store}; run `icml24 reproduce` first or pass --store")
+    _check_output_folder(out)
     with Store(store) as db:
         _report(papers(), db, out or db.folder)
 
@@ -392,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         err_console.print(f"[red]interrupted:[/] {exc or 'what finished is stored; run again to resume'}",
                           highlight=False, soft_wrap=True)
         return 130
-    except RunsCrashed as exc:
+    except RunsFailed as exc:
         err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
         return 1
     return result if isinstance(result, int) else 0

@@ -33,3 +33,21 @@ def test_a_sweep_gets_its_own_table_and_a_plot(toy, tmp_path):
     assert "| x=1.0 | 1 | holds" not in report  # x=1 gives 1: the first claim fails there
     assert "| x=1.0 | 1 | fails: value = 1" in report and "| x=5.0 | 1 | holds: value = 25" in report
     assert (tmp_path / "out" / "report" / "figures" / "toy-square-sweep-x.png").exists()
+
+
+def test_a_crafted_figure_row_cannot_copy_a_file_from_outside_the_store(toy, tmp_path):
+    from icml24.core.store import RunRecord, Store
+    from icml24.core.versioning import code_version
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the report")
+    store_path = tmp_path / "res" / "s.sqlite"
+    exp = toy.square
+    with Store(store_path) as db:
+        escape = tmp_path / "res" / "runs" / ".." / ".." / "secret.txt"  # inside runs/ by name only
+        metrics = {"value": 4.0, "draw": 0.5, "repeats": 1.0}
+        db.put(RunRecord("toy", "square", exp.config(), 0, code_version(exp), "quick", "ok", metrics,
+                         figures=[str(secret), str(escape)]))
+    assert main(["report", "--store", str(store_path), "--out", str(tmp_path / "out")]) == 0
+    copied = list((tmp_path / "out" / "report" / "figures").iterdir())
+    assert copied == []

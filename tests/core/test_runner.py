@@ -128,7 +128,9 @@ def test_a_dead_worker_costs_only_its_task_and_the_exit_status_says_so(tmp_path)
         errors = [e for (e,) in con.execute("SELECT error FROM runs WHERE status='error'")]
     assert rows == {0: "ok", 1: "error", 2: "ok", 3: "ok"}, out + err
     assert errors and "worker crashed" in errors[0] and "twice" in errors[0]  # retried once, then marked
-    assert "1 run(s) lost their worker process" in err and "Traceback" not in err
+    assert "1 of 4 run(s) ended in error, 1 of them lost their worker process twice" in err
+    assert "warning: the worker of toy:die seed=1 died" in err and "trying it once more" in err
+    assert "Traceback" not in err
 
 
 def test_workers_exit_when_the_driver_is_killed(tmp_path):
@@ -184,3 +186,23 @@ def test_an_experiment_may_not_loop_over_its_own_seeds():
 def test_threads_are_set_by_the_runner(toy, tmp_path):
     (task,) = plan([toy.coin], [0], store_folder=tmp_path)
     assert execute(task).metrics["threads"] == 1.0
+
+
+def test_a_listener_that_is_not_ray_is_refused_in_one_line_within_the_timeout():
+    """An address that answers TCP but never speaks Ray: ray.init would block in native code past any alarm."""
+    import socket as socketlib
+
+    from icml24.core.runner import connect_ray
+
+    listener = socketlib.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)  # accepts connections and never answers
+    try:
+        start = time.time()
+        with pytest.raises(ValueError) as info:
+            connect_ray(f"127.0.0.1:{listener.getsockname()[1]}", timeout=6.0)
+        assert time.time() - start < 30
+        message = str(info.value)
+        assert "\n" not in message and "127.0.0.1" in message and "ray start --head" in message
+    finally:
+        listener.close()

@@ -28,3 +28,13 @@ def test_store_rejects_folder_and_garbage(tmp_path):
     junk.write_bytes(b"not a database at all" * 100)
     with pytest.raises(ValueError, match="not an icml24 results store"):
         Store(junk)
+
+
+def test_a_runs_table_with_other_columns_is_refused(tmp_path):
+    import sqlite3
+
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as con:
+        con.execute("CREATE TABLE runs (id INTEGER PRIMARY KEY, payload TEXT)")
+    with pytest.raises(ValueError, match="other columns"):
+        Store(other)

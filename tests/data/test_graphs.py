@@ -42,3 +42,38 @@ def test_csbm_is_seeded_and_informative():
     assert (means[0] - means[1]).norm() > 1.0
     with pytest.raises(ValueError, match="homophily"):
         csbm(homophily=1.5)
+
+
+def test_a_crafted_planetoid_pickle_is_refused_before_it_is_read(tmp_path):
+    """The raw files are pickles: one whose bytes differ from the recorded SHA-256 is never unpickled."""
+    import pickle
+    import shutil
+
+    from icml24.data import data_root
+
+    folder = tmp_path / "Cora" / "raw"
+    shutil.copytree(data_root() / "Cora" / "raw", folder)
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))  # unpickling would create the marker file
+
+    (folder / "ind.cora.x").chmod(0o644)
+    (folder / "ind.cora.x").write_bytes(pickle.dumps(Payload()))
+    with pytest.raises(ValueError, match="SHA-256"):
+        planetoid("cora", root=tmp_path, download=False)
+    assert not marker.exists()
+    assert planetoid("cora").num_nodes == 2708  # the recorded files themselves pass
+
+
+def test_a_missing_data_folder_is_refused_and_nothing_is_created(tmp_path, monkeypatch):
+    from icml24.data import check_data_root
+
+    missing = tmp_path / "no-such-folder"
+    monkeypatch.setenv("ICML24_DATA", str(missing))
+    with pytest.raises(FileNotFoundError, match="is not a folder"):
+        check_data_root()
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        planetoid("citeseer")
+    assert not missing.exists()

@@ -9,6 +9,7 @@ a sequence parameter are separated by ``;`` (``--set 'rates=0.25,0.5;1.0'``).
 from __future__ import annotations
 
 import itertools
+import math
 import typing
 from typing import Any
 
@@ -18,6 +19,16 @@ _SCALARS = (int, float, str, bool)
 
 
 MAX_SEEDS = 10_000_000  # a range beyond this is a typo, not a plan
+MAX_SEED = 2**63 - 1  # seeds are stored as SQLite integers (signed 64-bit)
+
+
+def check_seed(seed: int, what: str = "--seed") -> int:
+    """A seed the store can hold: 0 <= seed < 2**63."""
+    if seed < 0:
+        raise ValueError(f"{what} {seed} is negative; seeds are 0, 1, 2, ...")
+    if seed > MAX_SEED:
+        raise ValueError(f"{what} {seed} is too large; seeds must be below 2**63")
+    return seed
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -41,6 +52,8 @@ def parse_seeds(text: str) -> list[int]:
         raise ValueError(f"--seeds {text!r} is not a seed list; write e.g. 0-4 or 0,2,5") from None
     if not seeds or min(seeds) < 0:
         raise ValueError(f"--seeds {text!r} names no seed; write e.g. 0-4 or 0,2,5")
+    if max(seeds) > MAX_SEED:
+        raise ValueError(f"--seeds {text!r} names a seed of 2**63 or more; seeds must be below 2**63")
     return sorted(set(seeds))
 
 
@@ -65,7 +78,10 @@ def _scalar(kind: type, text: str) -> Any:
         if not text:
             raise ValueError
         return text
-    return kind(text)
+    value = kind(text)
+    if kind is float and not math.isfinite(value):
+        raise ValueError  # nan and inf are never a setting: they would only come back as an error verdict
+    return value
 
 
 def convert(kind: Any, text: str) -> Any:
@@ -98,7 +114,9 @@ def parse_value(exp: Experiment, key: str, text: str) -> Any:
         return convert(kind, text)
     except (ValueError, TypeError):
         example = " (a comma list, e.g. 1,2,3)" if is_sequence(kind) else ""
-        raise ValueError(f"--set {key}={text}: {exp.key} expects {type_name(kind)} for {key}{example}") from None
+        finite = " (a finite number)" if "float" in type_name(kind) else ""
+        raise ValueError(f"--set {key}={text}: {exp.key} expects {type_name(kind)}{finite} for {key}{example}"
+                         ) from None
 
 
 def parse_grid(exp: Experiment, assignments: list[str], allow_lists: bool) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,15 +89,20 @@ def _regime_row(regime: Regime, store: Store, full: bool | None) -> RegimeRow:
 
 
 def _find(figure: str, store_folder: Path) -> Path | None:
-    """A stored figure path, read from the store's own folder when it was relative or the results moved."""
+    """A stored figure path, read from the store's own folder when it was relative or the results moved.
+
+    Only a file inside the store's ``runs/`` folder is ever returned (and so copied into the report): a crafted
+    store row cannot make the report copy another file.
+    """
+    runs = (store_folder / "runs").resolve()
     path = Path(figure)
-    if path.exists():
-        return path
-    parts = path.parts
-    if "runs" in parts:
-        moved = store_folder.joinpath(*parts[parts.index("runs"):])
-        if moved.exists():
-            return moved
+    candidates = [path]
+    if "runs" in path.parts:
+        candidates.append(store_folder.joinpath(*path.parts[len(path.parts) - path.parts[::-1].index("runs") - 1:]))
+    for candidate in candidates:
+        resolved = candidate.resolve()
+        if resolved.is_file() and resolved.is_relative_to(runs):
+            return resolved
     return None
 
 
@@ -178,9 +184,15 @@ def write_report(papers: dict[str, Paper], store: Store, out: str | Path = "resu
                     copied[plotted] = f"figures/{plotted.name}"
     md_path = out / "REPORT.md"
     html_path = html_dir / "index.html"
-    md_path.write_text(_markdown(sections, copied))
-    html_path.write_text(_html(sections, copied))
+    _write_atomically(md_path, _markdown(sections, copied))  # a report killed while writing leaves the old one
+    _write_atomically(html_path, _html(sections, copied))
     return md_path, html_path
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text)
+    os.replace(partial, path)
 
 
 def _counts(sections: list[PaperSection]) -> dict[str, int]:

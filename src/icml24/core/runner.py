@@ -121,8 +121,12 @@ def _execute_dict(task: Task) -> dict[str, Any]:
 
 
 def run_tasks(tasks: list[Task], store: Store, backend: str = "inline", jobs: int = 1, address: str | None = None,
-              force: bool = False, on_result: Callable[[RunRecord], None] | None = None) -> list[RunRecord]:
-    """Run every task not already stored (all of them with ``force``); store each result as it arrives."""
+              force: bool = False, on_result: Callable[[RunRecord], None] | None = None,
+              on_retry: Callable[[Task, str], None] | None = None) -> list[RunRecord]:
+    """Run every task not already stored (all of them with ``force``); store each result as it arrives.
+
+    ``on_retry(task, why)`` is told when a pool worker died and its task is tried once more.
+    """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     if jobs < 1:
@@ -140,13 +144,14 @@ def run_tasks(tasks: list[Task], store: Store, backend: str = "inline", jobs: in
         for task in todo:
             accept(execute(task))
     elif backend == "local":
-        _run_pool(todo, jobs, accept)
+        _run_pool(todo, jobs, accept, on_retry)
     else:
         _run_ray(todo, jobs, address, accept)
     return done
 
 
-def _run_pool(todo: list[Task], jobs: int, accept: Callable[[RunRecord], None]) -> None:
+def _run_pool(todo: list[Task], jobs: int, accept: Callable[[RunRecord], None],
+              on_retry: Callable[[Task, str], None] | None = None) -> None:
     """A fresh spawned process per task, at most ``jobs`` at once; only the driver writes the store.
 
     A worker that dies (out of memory, a signal) costs only its own task, which is tried once more; the others
@@ -186,6 +191,8 @@ def _run_pool(todo: list[Task], jobs: int, accept: Callable[[RunRecord], None]) 
                     accept(RunRecord(**result))
                 elif attempt == 1:
                     queue.append((task, 2))  # the worker died: its task is tried once more, at the end
+                    if on_retry is not None:
+                        on_retry(task, f"exit code {process.exitcode}")
                 else:
                     accept(_crashed(task, f"worker died twice (exit code {process.exitcode})"))
     finally:
@@ -257,11 +264,18 @@ def _run_ray(todo: list[Task], jobs: int, address: str | None, accept: Callable[
             ray.shutdown()
 
 
+_RAY_PROBE = ("import sys, ray\n"
+              "ray.init(address=sys.argv[1], log_to_driver=False, configure_logging=False)\n"
+              "ray.shutdown()\n")
+
+
 def connect_ray(address: str, timeout: float = 20.0) -> None:
     """Join the Ray cluster at ``address`` or raise ``ValueError`` in one line within about ``timeout`` seconds.
 
     ``host:port`` and ``ray://host:port`` are probed over TCP first (an unreachable host or a closed port answers at
-    once instead of hanging); ``auto`` needs a running local cluster (``ray start --head``).
+    once instead of hanging); ``auto`` needs a running local cluster (``ray start --head``). Then a child process
+    joins the cluster and leaves, with a hard timeout: ``ray.init`` can block in native code where no Python alarm
+    reaches it (an address that answers TCP but is not Ray), and the child's native warnings stay out of the output.
     """
     import ray
 
@@ -274,16 +288,27 @@ def connect_ray(address: str, timeout: float = 20.0) -> None:
             socket.create_connection((host, int(port)), timeout=min(timeout, 5.0)).close()
         except OSError as exc:
             raise ValueError(f"no Ray cluster answers at {address} ({exc.strerror or exc}); {advice}") from None
-    def too_slow(signum, frame):
-        raise TimeoutError(f"no answer within {timeout:.0f} s")
-
-    previous = signal.signal(signal.SIGALRM, too_slow)  # ray.init waits in Python: an alarm interrupts it
-    signal.alarm(int(math.ceil(timeout)))
+    _probe_ray(address, timeout, advice)
     try:
         ray.init(address=address, log_to_driver=False, configure_logging=False)
     except Exception as exc:  # one line, not Ray's traceback
         first_line = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
         raise ValueError(f"could not join the Ray cluster at {address}: {first_line}; {advice}") from None
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+
+
+def _probe_ray(address: str, timeout: float, advice: str) -> None:
+    """Join and leave the cluster in a child process killed after ``timeout`` seconds; one line on failure."""
+    import subprocess
+    import sys
+
+    try:
+        probe = subprocess.run([sys.executable, "-c", _RAY_PROBE, address], capture_output=True, text=True,
+                               timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise ValueError(f"no Ray cluster answered at {address} within {timeout:.0f} s (something listens there, "
+                         f"but not Ray); {advice}") from None
+    if probe.returncode != 0:
+        lines = [line.strip() for line in probe.stderr.splitlines() if line.strip()]
+        errors = [line for line in lines if "Error" in line or "error" in line]
+        why = (errors or lines or [f"exit code {probe.returncode}"])[-1]
+        raise ValueError(f"could not join the Ray cluster at {address}: {why[:300]}; {advice}")

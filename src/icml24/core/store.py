@@ -38,6 +38,9 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 """
 
+_COLUMNS = ["paper", "experiment", "config_hash", "seed", "code_version", "mode", "config", "status", "metrics",
+            "seconds", "peak_rss_mb", "versions", "error", "figures", "finished_at"]
+
 
 def config_hash(config: dict[str, Any]) -> str:
     """A short stable hash of an experiment's keyword arguments."""
@@ -82,8 +85,13 @@ class Store:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
+            columns = [row[1] for row in self._db.execute("PRAGMA table_info(runs)")]
         except sqlite3.DatabaseError as exc:
             raise ValueError(f"{self.path} is not an icml24 results store ({exc}); pass another --store") from None
+        if columns != _COLUMNS:
+            self._db.close()
+            raise ValueError(f"{self.path} holds a 'runs' table with other columns than an icml24 results store "
+                             f"(expected {', '.join(_COLUMNS)}); pass another --store")
 
     @property
     def folder(self) -> Path:

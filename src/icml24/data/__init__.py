@@ -6,6 +6,7 @@ _EXPORTS: dict[str, str] = {
     "planetoid": ".graphs",
     "csbm": ".graphs",
     "data_root": ".graphs",
+    "check_data_root": ".graphs",
     "edge_homophily": ".graphs",
     "cert_graph": ".cert_graphs",
     "cert_split": ".cert_graphs",

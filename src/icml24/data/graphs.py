@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import urllib.error
 import urllib.request
@@ -13,6 +14,30 @@ import torch
 PLANETOID_NAMES = {"cora": "Cora", "citeseer": "CiteSeer", "pubmed": "PubMed"}
 _PLANETOID_URL = "https://github.com/kimiyoung/planetoid/raw/master/data"
 _PLANETOID_SUFFIXES = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
+# SHA-256 of the raw files (kimiyoung/planetoid, as PyG reads them): they are pickles, so a file is unpickled
+# only once its bytes are known.
+_PLANETOID_SHA256 = {
+    "cora": {
+        "allx": "9419ba2f26f5c35243db64aba110e0f35a04851609e0dc5433450676ca6b8543",
+        "ally": "2b998f5cc7fedc86e7f97ca2498f47a1ffc1462c29e2d578b23bf3f62b6e7d71",
+        "graph": "58f13302f39dde8852dad6fe6d15b89b077b6d7f837626bce671ef80344b383d",
+        "test.index": "297ce89af2b51a6a194181c7dbe1796c6a1cf9cd9349a88383b1b1e227867875",
+        "tx": "b9afbaa4a400df991f6f02ef677e1e44da55ffc04801fd02f9e673987829226a",
+        "ty": "41f5ac76596a1699cc33f53084a2419e92961c42bb75f36fc38e616d348532ad",
+        "x": "23cfa55d91c6f624233f5eb7b6e3f141f1bd2b2ae39608a63cf5d084bb27baab",
+        "y": "94465c14eb53e04ca262198dcbb2521ee8af60fb3f3d546cd6ca24a511b0e7d1",
+    },
+    "citeseer": {
+        "allx": "2ac30345d95c9ec933a817ee0bdd6a5f077f8c184a20e696910192d534414668",
+        "ally": "f704b2d986dde6c2669934de1f3ae5696a6cf9455c0f6b2646a2d135ea0a1c95",
+        "graph": "d79a4ef9d3e7169aee8946145f6b7306e35bc79bffad26346cfb94e10e9912a7",
+        "test.index": "2af990671580b6b2df5d158d1038f8292e30c9cd821b5453f399659b25b723d4",
+        "tx": "539a8906a2da97628d212f2fdd668c109a8b3f0d36574b59e5d3fd5b5303da21",
+        "ty": "55e5bd1ba1e733a04598753ad1a8d57957f4b8f89e74519f41f4f4938767e4ce",
+        "x": "d20de19150741e555de0ed037195630fc194114ebc7fd72ced62810148aa22f6",
+        "y": "8ba87e515d8e3ee3cf52f6d2c5b86aa73f11ecad825a808455209ec26cd54924",
+    },
+}
 
 
 def data_root(root: str | os.PathLike | None = None) -> Path:
@@ -23,11 +48,22 @@ def data_root(root: str | os.PathLike | None = None) -> Path:
     return Path(env) if env else Path.home() / ".cache" / "icml24"
 
 
-def planetoid(name: str, root: str | os.PathLike | None = None, download: bool = True):
+def check_data_root() -> None:
+    """Raise ``FileNotFoundError`` when ``$ICML24_DATA`` is set but names no folder (checked before any work)."""
+    env = os.environ.get("ICML24_DATA")
+    if env and not Path(env).is_dir():
+        raise FileNotFoundError(f"ICML24_DATA={env} is not a folder; point it at the folder holding Cora/raw and "
+                                "CiteSeer/raw (for this repo: ../shared/data), or unset it to use ~/.cache/icml24")
+
+
+def planetoid(name: str, root: str | os.PathLike | None = None, download: bool = True, verify: bool = True):
     """Load a Planetoid citation graph with its public split (20 labels per class, 500 val, 1000 test).
 
     Reads ``<root>/<Name>/raw/ind.<name>.*`` (PyTorch Geometric's layout), where root is ``root``,
-    ``$ICML24_DATA`` or ``~/.cache/icml24``; downloads the raw files only when they are missing.
+    ``$ICML24_DATA`` or ``~/.cache/icml24``; downloads the raw files only when they are missing (and only into
+    a folder that exists, or the default cache). The files are pickles: each is checked against its recorded
+    SHA-256 before it is read, and a mismatch is refused (``verify=False`` trusts files of your own, e.g. PubMed,
+    whose checksums are not recorded here).
 
     Returns:
         torch_geometric.data.Data with ``x: [num_nodes, num_features]``, undirected ``edge_index: [2, num_edges]``,
@@ -36,12 +72,18 @@ def planetoid(name: str, root: str | os.PathLike | None = None, download: bool =
     key = name.lower()
     if key not in PLANETOID_NAMES:
         raise ValueError(f"unknown Planetoid dataset {name!r}; choose one of {', '.join(PLANETOID_NAMES)}")
-    folder = data_root(root) / PLANETOID_NAMES[key] / "raw"
+    base = data_root(root)
+    if (root is not None or os.environ.get("ICML24_DATA")) and not base.is_dir():
+        raise FileNotFoundError(f"the data folder {base} does not exist; point root or ICML24_DATA at the folder "
+                                f"holding {PLANETOID_NAMES[key]}/raw (for this repo: ../shared/data)")
+    folder = base / PLANETOID_NAMES[key] / "raw"
     missing = [s for s in _PLANETOID_SUFFIXES if not (folder / f"ind.{key}.{s}").exists()]
     if missing:
         if not download:
             raise FileNotFoundError(_missing_message(folder, key, missing))
         _download_planetoid(folder, key, missing)
+    if verify:
+        _verify_planetoid(folder, key)
     from torch_geometric.io import read_planetoid_data
 
     data = read_planetoid_data(str(folder), key)
@@ -55,6 +97,21 @@ def _missing_message(folder: Path, key: str, missing: list[str]) -> str:
         f"or set ICML24_DATA to a folder holding {PLANETOID_NAMES[key]}/raw/ "
         "(for this repo: ICML24_DATA=../shared/data)"
     )
+
+
+def _verify_planetoid(folder: Path, key: str) -> None:
+    recorded = _PLANETOID_SHA256.get(key)
+    if recorded is None:
+        raise ValueError(f"no SHA-256 is recorded for the Planetoid {PLANETOID_NAMES[key]} files, which are pickles "
+                         "(unpickling runs code); pass verify=False only if you trust the files in "
+                         f"{folder}")
+    for suffix, expected in recorded.items():
+        path = folder / f"ind.{key}.{suffix}"
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest != expected:
+            raise ValueError(f"{path} does not match the recorded SHA-256 of the Planetoid file (got {digest[:16]}..., "
+                             f"expected {expected[:16]}...); it is a pickle and is not read: replace it with the "
+                             "original file")
 
 
 def _download_planetoid(folder: Path, key: str, missing: list[str]) -> None:
