@@ -87,7 +87,7 @@ def test_reproduce_writes_report(tmp_path, capsys):
     page = (tmp_path / "res" / "report" / "index.html").read_text()
     assert "<table>" in page and "toy failure" in page
     figures = list((tmp_path / "res" / "report" / "figures").glob("*.png"))
-    assert [f.name for f in figures] == ["toy-square-curve.png"]
+    assert sorted(f.name for f in figures) == ["toy-square-curve.png", "verdicts.png"]
     assert "figures/toy-square-curve.png" in page and "report/figures/toy-square-curve.png" in report
     verdicts = [s["verdict"] for s in json.loads(out.read_text())]
     assert verdicts == ["holds", "fails", "error", "error", "holds"]

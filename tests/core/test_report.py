@@ -49,5 +49,22 @@ def test_a_crafted_figure_row_cannot_copy_a_file_from_outside_the_store(toy, tmp
         db.put(RunRecord("toy", "square", exp.config(), 0, code_version(exp), "quick", "ok", metrics,
                          figures=[str(secret), str(escape)]))
     assert main(["report", "--store", str(store_path), "--out", str(tmp_path / "out")]) == 0
-    copied = list((tmp_path / "out" / "report" / "figures").iterdir())
-    assert copied == []
+    copied = sorted(f.name for f in (tmp_path / "out" / "report" / "figures").iterdir())
+    assert copied == ["verdicts.png"]  # the report's own matrix, and neither crafted path
+
+
+def test_the_report_opens_with_a_summary_per_paper_and_a_verdict_matrix(toy, tmp_path):
+    store = str(tmp_path / "s.sqlite")
+    assert main(["run", "toy:square", "--seeds", "0", "--backend", "inline", "--store", store]) == 0
+    assert main(["run", "toy:square", "--null", "--seeds", "0", "--backend", "inline", "--store", store]) == 0
+    assert main(["report", "--store", store, "--out", str(tmp_path / "out")]) == 0
+    report = (tmp_path / "out" / "REPORT.md").read_text()
+    glance = report[report.index("## At a glance"):report.index("## Every claim")]
+    row = next(line for line in glance.splitlines() if line.startswith("| toy |"))
+    # square: 1 holds, 1 fails; broken, crash and coin never ran; both nulls of square stored: one fails, one holds
+    assert "1 of 5 hold (1 fails, 3 not run)" in row and "1 of 2 fail, 1 hold" in row
+    assert "(#toy-a-toy-paper)" in row and "## toy: A toy paper" in report
+    assert (tmp_path / "out" / "report" / "figures" / "verdicts.png").exists()
+    assert "![verdict matrix](report/figures/verdicts.png)" in report
+    page = (tmp_path / "out" / "report" / "index.html").read_text()
+    assert page.index("At a glance") < page.index("Every claim") and "figures/verdicts.png" in page

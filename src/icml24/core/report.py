@@ -11,6 +11,7 @@ from pathlib import Path
 
 from icml24.core.registry import Experiment, Paper, Regime
 from icml24.core.store import RunRecord, Store
+from icml24.core.summary import plot_verdict_matrix, summarize
 from icml24.core.sweeps import SweepPoint, plot_sweep, sweep_points, swept_axis
 from icml24.core.verdicts import ClaimResult, aggregate, canonical_records, evaluate_paper
 
@@ -182,10 +183,13 @@ def write_report(papers: dict[str, Paper], store: Store, out: str | Path = "resu
                 if plotted is not None:
                     exp.figures.append(plotted)
                     copied[plotted] = f"figures/{plotted.name}"
+    matrix = plot_verdict_matrix([(sec.paper.slug, sec.claims) for sec in sections], figure_dir / "verdicts.png")
+    if matrix is not None:
+        copied[matrix] = "figures/verdicts.png"
     md_path = out / "REPORT.md"
     html_path = html_dir / "index.html"
-    _write_atomically(md_path, _markdown(sections, copied))  # a report killed while writing leaves the old one
-    _write_atomically(html_path, _html(sections, copied))
+    _write_atomically(md_path, _markdown(sections, copied, matrix))  # a killed report leaves the old one
+    _write_atomically(html_path, _html(sections, copied, matrix))
     return md_path, html_path
 
 
@@ -203,7 +207,13 @@ def _counts(sections: list[PaperSection]) -> dict[str, int]:
     return counts
 
 
-def _markdown(sections: list[PaperSection], copied: dict[Path, str]) -> str:
+def _docs_link(slug: str, html: bool = False) -> str:
+    """A paper's page in the user guide, relative to the report in the repository's ``results/`` folder: the
+    markdown source from REPORT.md, the built site (``make docs``) from report/index.html."""
+    return f"../../site/papers/{slug}/index.html" if html else f"../docs/papers/{slug}.md"
+
+
+def _markdown(sections: list[PaperSection], copied: dict[Path, str], matrix: Path | None = None) -> str:
     counts = _counts(sections)
     nulls = null_counts(sections)
     lines = [
@@ -216,6 +226,17 @@ def _markdown(sections: list[PaperSection], copied: dict[Path, str]) -> str:
         f"Each claim is also run against its null (what the claim says the method beats, or nothing, in the "
         f"method's slot), which must fail. Stored nulls: {nulls['fails']} fail as they should, {nulls['holds']} "
         f"hold (that verdict does not tell the method from its null), {nulls['other']} error or not run.",
+        "",
+        "## At a glance",
+        "",
+        "| paper | claims | nulls (should fail) | sections |",
+        "|---|---|---|---|",
+        *[f"| {sec.paper.slug} | {summary.claims_text()} | {summary.nulls_text()} | [results](#{_anchor(sec.paper)}) · "
+          f"[docs]({_docs_link(sec.paper.slug)}) |" for sec in sections
+          for summary in [summarize(sec.paper, sec.claims)]],
+        "",
+        *([f"![verdict matrix](report/{copied[matrix]})", ""] if matrix is not None else []),
+        "## Every claim",
         "",
         "| paper | claim | paper reports | we measured | verdict | null (should fail) | mode | seeds | time (s) |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -266,11 +287,19 @@ def _markdown(sections: list[PaperSection], copied: dict[Path, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _anchor(paper: Paper) -> str:
+    """GitHub's anchor of the heading ``## slug: title``."""
+    import re
+
+    heading = f"{paper.slug}: {paper.title}".lower()
+    return re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", heading))
+
+
 def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _html(sections: list[PaperSection], copied: dict[Path, str]) -> str:
+def _html(sections: list[PaperSection], copied: dict[Path, str], matrix: Path | None = None) -> str:
     esc = html.escape
     counts = _counts(sections)
     nulls = null_counts(sections)
@@ -289,6 +318,15 @@ def _html(sections: list[PaperSection], copied: dict[Path, str]) -> str:
         f"<p>Each claim is also run against its null (what it says the method beats, or nothing, in the method's "
         f"slot), which must fail. Stored nulls: {nulls['fails']} fail as they should, {nulls['holds']} hold (that "
         f"verdict does not tell the method from its null), {nulls['other']} error or not run.</p>",
+        "<h2>At a glance</h2><table><tr><th>paper</th><th>claims</th><th>nulls (should fail)</th>"
+        "<th>sections</th></tr>",
+        *[f"<tr><td>{esc(sec.paper.slug)}</td><td>{esc(summary.claims_text())}</td>"
+          f"<td>{esc(summary.nulls_text())}</td>"
+          f"<td><a href='#{esc(sec.paper.slug)}'>results</a> · <a href='{esc(_docs_link(sec.paper.slug, True))}'>docs"
+          f"</a></td></tr>" for sec in sections for summary in [summarize(sec.paper, sec.claims)]],
+        "</table>",
+        *([f"<img src='{esc(copied[matrix])}' alt='verdict matrix'>"] if matrix is not None else []),
+        "<h2>Every claim</h2>",
         "<table><tr><th>paper</th><th>claim</th><th>paper reports</th><th>we measured</th><th>verdict</th>"
         "<th>null (should fail)</th><th>mode</th><th>seeds</th><th>time (s)</th></tr>",
     ]
