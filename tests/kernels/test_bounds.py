@@ -53,3 +53,23 @@ def test_argument_checks():
         condition_number_bounds(np.ones(5), 5)
     with pytest.raises(ValueError, match="0 <= k < n"):
         variance_bound(np.ones((3, 10)), np.ones(10), 3)
+
+
+@pytest.mark.parametrize("kind,a,p,ns", [("polynomial", 0.25, 3000, (5, 40, 150)),
+                                         ("polynomial", 2.0, 3000, (5, 40, 150)),
+                                         ("exponential", 0.1, 1500, (5, 40, 150)),
+                                         ("exponential", 0.5, 400, (5, 30))])
+def test_bounds_hold_on_the_extreme_draws(kind, a, p, ns):
+    """A property, not a claim: at delta = 0.05 at most 5% of draws may leave the band; the most extreme of 40 draws
+    per (regime, n), the smallest and the largest cond(K), are where a violation would show first."""
+    lam = eigendecay(kind, a, p)
+    rng = np.random.default_rng(7)
+    for n in ns:
+        lower, upper = condition_number_bounds(lam, n, delta=0.05)
+        conds = []
+        for _ in range(40):
+            s = np.linalg.svd(rng.standard_normal((n, p)) * np.sqrt(lam), compute_uv=False)
+            conds.append((s[0] / s[-1]) ** 2)
+        conds = np.array(conds)
+        assert np.mean((conds < lower) | (conds > upper)) <= 0.05, (kind, a, n)
+        assert lower <= conds.min() and conds.max() <= upper, (kind, a, n, lower, conds.min(), conds.max(), upper)

@@ -40,3 +40,25 @@ def test_estimator_contract():
         model.fit(np.zeros((3, 1)), np.zeros(2))
     with pytest.raises(ValueError, match="kernel must be"):
         KernelRidgeless("poly")
+
+
+def test_ridge_cv_leave_one_out_is_exact_and_regularizes():
+    from icml24.kernels import KernelRidgeCV, kernel_matrix
+
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((40, 2))
+    y = np.sin(X.sum(axis=1)) + 0.5 * rng.standard_normal(40)
+    model = KernelRidgeCV("laplace", 1.0, ridges=(1e-2, 1e-1, 1.0)).fit(X, y)
+    assert model.ridge_ in (1e-2, 1e-1, 1.0)  # the Laplace kernel's diagonal is 1
+    K = kernel_matrix("laplace", X, X, 1.0)
+    loo = []
+    for i in range(40):  # brute-force leave-one-out at the chosen lambda
+        keep = np.arange(40) != i
+        alpha = np.linalg.solve(K[np.ix_(keep, keep)] + model.ridge_ * np.eye(39), y[keep])
+        loo.append((K[i, keep] @ alpha - y[i]) ** 2)
+    assert model.loo_mse_ == pytest.approx(np.mean(loo), rel=1e-8)
+    assert np.max(np.abs(model.predict(X) - y)) > 0.1  # a ridge does not interpolate noisy labels
+    with pytest.raises(NotFittedError):
+        KernelRidgeCV().predict(X)
+    with pytest.raises(ValueError, match="y contains NaN"):
+        KernelRidgeCV().fit(X, np.full(40, np.nan))

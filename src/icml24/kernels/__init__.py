@@ -22,6 +22,7 @@ _EXPORTS: dict[str, str] = {
     "extended_lu_solve": ".solve",
     "precision_digits": ".solve",
     "KernelRidgeless": ".ridgeless",
+    "KernelRidgeCV": ".ridgeless",
     "SpectralEstimate": ".estimators",
     "spectral_estimates": ".estimators",
     "spectral_interpolation_risk": ".estimators",

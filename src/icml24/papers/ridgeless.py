@@ -8,9 +8,10 @@ import re
 
 import numpy as np
 
-from icml24.core import Claim, Paper, experiment
+from icml24.core import Claim, Null, Paper, Regime, experiment
 from icml24.kernels import (
     InterpolationError,
+    KernelRidgeCV,
     KernelRidgeless,
     condition_number_bounds,
     condition_number_rate,
@@ -66,18 +67,21 @@ def _tag(kind: str, a: float) -> str:
 
 
 def _synthetic(ctx, kind: str, exponents: list[float], ns: list[int], p: int, noise: float, delta: float,
-               tail_fraction: float) -> dict[str, float]:
-    """One seed of the synthetic-spectrum sweep for each decay exponent: nested designs (first n rows)."""
+               tail_fraction: float, spectrum: str) -> dict[str, float]:
+    """One seed of the synthetic-spectrum sweep for each decay exponent: nested designs (first n rows).
+
+    ``kind`` is the experiment's slot (it names the metrics); ``spectrum`` is the decay law actually drawn (the
+    null puts the other law in the slot, on the same features and noise)."""
     metrics: dict[str, float] = {}
     rows = []
     for a in exponents:
         tag = _tag(kind, a)
-        lam = eigendecay(kind, a, p)
+        lam = eigendecay(spectrum, a, p)
         beta = np.sqrt(lam) / np.linalg.norm(np.sqrt(lam))  # unit-power target, source condition lambda^{1/2}
         psi_all = ctx.rng(tag, "features").standard_normal((max(ns), p))
         labels = psi_all @ beta + math.sqrt(noise) * ctx.rng(tag, "noise").standard_normal(max(ns))
         metrics[f"{tag}_decay_a"] = float(a)
-        metrics[f"{tag}_decay_exponential"] = float(kind == "exponential")
+        metrics[f"{tag}_decay_exponential"] = float(spectrum == "exponential")
         for n in ctx.progress(ns, description=f"ridgeless {tag}"):
             psi, key = psi_all[:n], f"{tag}_n{n}"
             est = spectral_estimates(psi, lam, beta, tail_fraction=tail_fraction)
@@ -108,12 +112,13 @@ def _synthetic(ctx, kind: str, exponents: list[float], ns: list[int], p: int, no
                 row.update(precision="insufficient (flagged)", error=str(exc))
             rows.append(row)
     ctx.artifact(f"{kind}_points", rows)
-    _plot_synthetic(ctx, kind, rows, noise)
+    _plot_synthetic(ctx, kind, spectrum, rows, noise)
     return metrics
 
 
-def _plot_synthetic(ctx, kind: str, rows: list[dict], noise: float) -> None:
-    """cond(K) with its bounds and the paper's rate; V with its condition-number bound; the noisy test risk."""
+def _plot_synthetic(ctx, kind: str, spectrum: str, rows: list[dict], noise: float) -> None:
+    """cond(K) with its bounds and the paper's rate; V with its condition-number bound; the noisy test risk.
+    ``kind`` names the figure (the experiment's slot), ``spectrum`` is the decay law drawn."""
     import matplotlib.pyplot as plt
 
     fig, (ax_c, ax_v, ax_r) = plt.subplots(1, 3, figsize=(15, 4))
@@ -128,7 +133,7 @@ def _plot_synthetic(ctx, kind: str, rows: list[dict], noise: float) -> None:
                           label=f"{tag} bounds (prob. 1 - delta)")
         a = float(tag.split("_a")[1].replace("p", "."))
         if ok:
-            rate = condition_number_rate(kind, a, n_all)
+            rate = condition_number_rate(spectrum, a, n_all)
             ax_c.plot(n_all, rate * ok[0]["cond"] / rate[0], ":", color=color, label=f"{tag} paper rate")
         ax_v.plot([r["n"] for r in ok], [r["V"] for r in ok], "o-", color=color, label=f"{tag} V")
         bounded = [r for r in ok if math.isfinite(r["V_bound"])]
@@ -146,7 +151,7 @@ def _plot_synthetic(ctx, kind: str, rows: list[dict], noise: float) -> None:
     scale = "log" if kind == "polynomial" else "linear"
     for ax, ylabel, title in ((ax_c, "cond(K)", "condition number"), (ax_v, "V", "variance factor"),
                               (ax_r, "excess test risk", f"test error (noise variance {noise})")):
-        ax.set(xscale=scale, yscale="log", xlabel="n", ylabel=ylabel, title=f"{kind} decay: {title}")
+        ax.set(xscale=scale, yscale="log", xlabel="n", ylabel=ylabel, title=f"{spectrum} decay: {title}")
         ax.legend(fontsize=6)
     if notes:
         fig.text(0.01, -0.04, "; ".join(notes), fontsize=7)
@@ -162,12 +167,17 @@ def _points(per_seed: list[dict[str, float]], tag: str, metric: str) -> tuple[np
 
 
 def _synthetic_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
-    """Slopes of the seed-mean curves: log cond vs log n (polynomial) or vs n (exponential), V's spread or slope."""
+    """Slopes of the seed-mean curves: log cond vs log n (polynomial slot) or vs n (exponential slot), V's spread or
+    slope; the statistic is the slot's (the tag's), whatever spectrum was drawn. The bounds' coverage and width."""
     out: dict[str, float] = {}
     tags = [k[: -len("_decay_a")] for k in per_seed[0] if k.endswith("_decay_a")]
     inside = [v for d in per_seed for k, v in d.items() if k.endswith("_in_bounds")]
     out["in_bounds_fraction"] = float(np.mean(inside)) if inside else 0.0
     out["in_bounds_points"] = float(len(inside))
+    widths = [d[k[: -len("_lower")] + "_upper"] - v for d in per_seed for k, v in d.items()
+              if k.endswith("_log10_cond_lower")]
+    out["cond_band_decades_min"] = float(np.min(widths)) if widths else math.nan
+    out["cond_band_decades_max"] = float(np.max(widths)) if widths else math.nan
     for tag in tags:
         a = per_seed[0][f"{tag}_decay_a"]
         ns, log_cond = _points(per_seed, tag, "log10_cond")
@@ -175,7 +185,7 @@ def _synthetic_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
         out[f"{tag}_points_used"] = float(len(ns))
         if len(ns) < 2 or len(nv) < 2:
             continue
-        if per_seed[0][f"{tag}_decay_exponential"]:
+        if tag.startswith("exp_"):
             out[f"{tag}_cond_slope_per_a"] = float(np.polyfit(ns, log_cond * math.log(10), 1)[0] / a)
             out[f"{tag}_variance_slope_per_a"] = float(np.polyfit(nv, variance, 1)[0] / a)
         else:
@@ -189,10 +199,11 @@ def _synthetic_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
             smoke={"exponents": [0.5, 1.0], "ns": [25, 50, 100], "p": 2000}, threads=1)
 def polynomial_decay(ctx, exponents: list[float] = (0.5, 1.0), ns: list[int] = (25, 50, 100, 200, 400),
                      p: int = 20000, noise: float = 0.25, delta: float = 0.05,
-                     tail_fraction: float = 0.25) -> dict[str, float]:
+                     tail_fraction: float = 0.25, spectrum: str = "polynomial") -> dict[str, float]:
     """Polynomial eigendecay lambda_k = k^-(1+a): cond(K), tail condition number (top n/4 removed), V, B and the
-    noisy interpolant's excess risk against n, with the condition-number bounds; one seed, nested designs."""
-    return _synthetic(ctx, "polynomial", list(exponents), list(ns), p, noise, delta, tail_fraction)
+    noisy interpolant's excess risk against n, with the condition-number bounds; one seed, nested designs.
+    ``spectrum="exponential"`` (the null) draws e^(-a k) in the same slot, on the same features and noise."""
+    return _synthetic(ctx, "polynomial", list(exponents), list(ns), p, noise, delta, tail_fraction, spectrum)
 
 
 polynomial_decay.summarizer(_synthetic_summary)
@@ -203,72 +214,90 @@ polynomial_decay.summarizer(_synthetic_summary)
             smoke={"exponents": [0.1, 0.2], "ns": [25, 50, 100], "p": 1000}, threads=1)
 def exponential_decay(ctx, exponents: list[float] = (0.1, 0.2), ns: list[int] = (25, 50, 100, 150, 200, 300),
                       p: int = 3000, noise: float = 0.25, delta: float = 0.05,
-                      tail_fraction: float = 0.25) -> dict[str, float]:
+                      tail_fraction: float = 0.25, spectrum: str = "exponential") -> dict[str, float]:
     """Exponential eigendecay lambda_k = e^(-a k): the same measurements; points whose s_n(K) float64 cannot
-    resolve (a n beyond ~30) or whose noisy interpolant no precision solves are flagged, not fitted or plotted."""
-    return _synthetic(ctx, "exponential", list(exponents), list(ns), p, noise, delta, tail_fraction)
+    resolve (a n beyond ~30) or whose noisy interpolant no precision solves are flagged, not fitted or plotted.
+    ``spectrum="polynomial"`` (the null) draws k^-(1+a) in the same slot, on the same features and noise."""
+    return _synthetic(ctx, "exponential", list(exponents), list(ns), p, noise, delta, tail_fraction, spectrum)
 
 
 exponential_decay.summarizer(_synthetic_summary)
 
 
-def _real_kernel(ctx, name: str, d: int, bandwidth: float, ns: list[int], noise: float, n_test: int,
-                 mp_max_n: int, mp_dps: int, metrics: dict[str, float], rows: list[dict]) -> None:
+def _real_kernel(ctx, name: str, kernel: str, d: int, bandwidth: float, ns: list[int], noise: float, n_test: int,
+                 mp_max_n: int, mp_dps: int, solver: str, metrics: dict[str, float], rows: list[dict]) -> None:
+    """One slot (``name``: its metric names and data stream) run with ``kernel`` and ``solver``."""
     rng = ctx.rng(name, "data")
     X = rng.standard_normal((max(ns), d))
     y = np.sin(X.sum(axis=1)) + math.sqrt(noise) * rng.standard_normal(max(ns))
     X_test = rng.standard_normal((n_test, d))
     f_test = np.sin(X_test.sum(axis=1))
     for n in ctx.progress(ns, description=f"ridgeless {name}"):
-        key, row = f"{name}_n{n}", {"kernel": name, "n": n}
-        K = kernel_matrix(name, X[:n], X[:n], bandwidth)
+        key, row = f"{name}_n{n}", {"kernel": name, "kernel_used": kernel, "solver": solver, "n": n}
+        K = kernel_matrix(kernel, X[:n], X[:n], bandwidth)
         ev = np.linalg.eigvalsh(K)
         if ev[0] > 0 and n * np.finfo(float).eps * ev[-1] / ev[0] <= 1e-4:  # float64 resolves lambda_min(K)
             metrics[f"{key}_log10_cond"] = math.log10(ev[-1] / ev[0])
             row["cond"] = float(ev[-1] / ev[0])
-        model = KernelRidgeless(name, bandwidth, mp_max_n=mp_max_n, mp_dps=mp_dps)
-        try:
-            model.fit(X[:n], y[:n])
-        except InterpolationError as exc:
-            metrics[f"{key}_float64_sufficient"] = 0.0
-            metrics[f"{key}_solved"] = 0.0
-            rows.append({**row, "precision": "insufficient (flagged)", "error": str(exc)})
-            continue
-        mse = float(np.mean((model.predict(X_test) - f_test) ** 2))
+        if solver == "ridge":  # the null: a leave-one-out-tuned ridge in the ridgeless slot (float64 suffices)
+            model = KernelRidgeCV(kernel, bandwidth).fit(X[:n], y[:n])
+            mse = float(np.mean((model.predict(X_test) - f_test) ** 2))
+            metrics[f"{key}_ridge"] = model.ridge_
+            rows.append({**row, "precision": "float64", "ridge": model.ridge_, "excess_mse": mse})
+        else:
+            model = KernelRidgeless(kernel, bandwidth, mp_max_n=mp_max_n, mp_dps=mp_dps)
+            try:
+                model.fit(X[:n], y[:n])
+            except InterpolationError as exc:
+                metrics[f"{key}_float64_sufficient"] = 0.0
+                metrics[f"{key}_solved"] = 0.0
+                rows.append({**row, "precision": "insufficient (flagged)", "error": str(exc)})
+                continue
+            mse = float(np.mean((model.predict(X_test) - f_test) ** 2))
+            metrics[f"{key}_precision_digits"] = model.digits_
+            metrics[f"{key}_float64_sufficient"] = float(model.float64_sufficient_)
+            rows.append({**row, "precision": model.precision_, "residual": model.residual_, "excess_mse": mse,
+                         "attempts": model.attempts_})
         metrics[f"{key}_excess_mse"] = mse
         metrics[f"{key}_log10_excess_mse"] = math.log10(mse)
-        metrics[f"{key}_precision_digits"] = model.digits_
-        metrics[f"{key}_float64_sufficient"] = float(model.float64_sufficient_)
         metrics[f"{key}_solved"] = 1.0
-        rows.append({**row, "precision": model.precision_, "residual": model.residual_, "excess_mse": mse,
-                     "attempts": model.attempts_})
-    spectrum = np.linalg.eigvalsh(kernel_matrix(name, X, X, bandwidth))[::-1] / len(X)
-    kind = "polynomial" if name == "laplace" else "exponential"
+    spectrum = np.linalg.eigvalsh(kernel_matrix(kernel, X, X, bandwidth))[::-1] / len(X)
+    kind = "polynomial" if kernel == "laplace" else "exponential"
     # ranks 2..40: beyond that the n x n spectrum of K/n leaves the population one (Nystrom tail)
     metrics[f"{name}_decay_a_fit"] = fit_eigendecay(spectrum, kind, k_min=2, k_max=min(40, len(X) // 4))
     metrics[f"{name}_decay_exponential"] = float(kind == "exponential")
 
 
 @experiment(PAPER, quick={"seeds": 5}, full={"laplace_ns": [25, 50, 100, 200, 400, 800, 1600], "seeds": 20},
-            smoke={"laplace_ns": [25, 50, 100], "gaussian_ns": [10, 20], "n_test": 200, "mp_max_n": 20}, threads=1)
+            smoke={"laplace_ns": [25, 100, 400], "gaussian_ns": [10, 20], "n_test": 200, "mp_max_n": 20}, threads=1)
 def real_kernels(ctx, laplace_ns: list[int] = (25, 50, 100, 200, 400), gaussian_ns: list[int] = (10, 20, 30, 40, 50,
                  100, 200, 400), noise: float = 0.25, laplace_dim: int = 2, laplace_bandwidth: float = 1.0,
                  gaussian_dim: int = 1, gaussian_a: float = 0.1, n_test: int = 1000, mp_max_n: int = 50,
-                 mp_dps: int = 60) -> dict[str, float]:
+                 mp_dps: int = 60, solver: str = "ridgeless", exponential_slot_kernel: str = "gaussian"
+                 ) -> dict[str, float]:
     """Laplace (polynomial spectrum, a = 1/d) and Gaussian (Mehler spectrum e^(-a k)) kernel interpolation of
     sin(sum x) + noise on N(0, I) inputs: excess test MSE against n, each solve residual-checked (< 1e-6) at the
     lowest sufficient precision; unsolvable points are flagged (``<kernel>_n<n>_solved`` = 0). The decay exponent
     fitted on ranks 2..40 of K/n (largest n) sits beside the theory: Gaussian ~0.1 = Mehler; Laplace in d = 2 is
-    pre-asymptotic (~0.3 at n = 400, ~0.4 at n = 2000, against 1/d = 0.5)."""
+    pre-asymptotic (~0.3 at n = 400, ~0.4 at n = 2000, against 1/d = 0.5).
+
+    The nulls: ``solver="ridge"`` fits kernel ridge with lambda chosen by exact leave-one-out CV in the ridgeless
+    slot (consistent, so its error falls with n); ``exponential_slot_kernel="laplace"`` runs the Laplace kernel
+    (bandwidth ``laplace_bandwidth``, polynomial spectrum) on the Gaussian slot's data, under its metric names."""
+    if solver not in ("ridgeless", "ridge"):
+        raise ValueError(f"solver must be 'ridgeless' or 'ridge', got {solver!r}")
+    if exponential_slot_kernel not in ("gaussian", "laplace"):
+        raise ValueError(f"exponential_slot_kernel must be 'gaussian' or 'laplace', got {exponential_slot_kernel!r}")
     metrics: dict[str, float] = {"laplace_decay_a_theory": 1.0 / laplace_dim, "gaussian_decay_a_theory": gaussian_a}
     rows: list[dict] = []
     bandwidth = gaussian_bandwidth_for_decay(gaussian_a)
     metrics["gaussian_bandwidth"] = bandwidth
     metrics["gaussian_decay_a_mehler"] = gaussian_mehler_decay(bandwidth)
-    _real_kernel(ctx, "laplace", laplace_dim, laplace_bandwidth, list(laplace_ns), noise, n_test, mp_max_n, mp_dps,
-                 metrics, rows)
-    _real_kernel(ctx, "gaussian", gaussian_dim, bandwidth, list(gaussian_ns), noise, n_test, mp_max_n, mp_dps,
-                 metrics, rows)
+    _real_kernel(ctx, "laplace", "laplace", laplace_dim, laplace_bandwidth, list(laplace_ns), noise, n_test, mp_max_n,
+                 mp_dps, solver, metrics, rows)
+    swapped = exponential_slot_kernel == "laplace"
+    _real_kernel(ctx, "gaussian", exponential_slot_kernel, gaussian_dim, laplace_bandwidth if swapped else bandwidth,
+                 list(gaussian_ns), noise, n_test, mp_max_n, mp_dps, solver, metrics, rows)
     ctx.artifact("real_kernel_points", rows)
     _plot_real(ctx, rows)
     return metrics
@@ -316,9 +345,20 @@ def _tags(m: dict, prefix: str) -> list[str]:
     return [k[: -len("_decay_a")] for k in list(m.keys()) if k.startswith(prefix) and k.endswith("_decay_a")]
 
 
+def _resolved(m: dict, tag: str, key: str) -> bool:
+    """At least 3 n resolved in float64 for ``tag`` and the slot's statistic ``key`` computed from them."""
+    return m.get(f"{tag}_points_used", 0.0) >= 3 and f"{tag}_{key}" in m
+
+
 def _poly_slopes_ok(m: dict) -> bool:
     tags = _tags(m, "poly_")
-    return bool(tags) and all(abs(m[f"{t}_cond_slope"] - (1 + m[f"{t}_decay_a"])) <= 0.15 for t in tags)
+    return bool(tags) and all(_resolved(m, t, "cond_slope") and abs(m[f"{t}_cond_slope"] - (1 + m[f"{t}_decay_a"]))
+                              <= 0.15 for t in tags)
+
+
+def _poly_variance_flat(m: dict) -> bool:
+    tags = _tags(m, "poly_")
+    return bool(tags) and all(_resolved(m, t, "variance_spread") and m[f"{t}_variance_spread"] <= 0.15 for t in tags)
 
 
 def _exp_growth_ok(m: dict) -> bool:
@@ -327,30 +367,47 @@ def _exp_growth_ok(m: dict) -> bool:
                               and 0.7 <= m[f"{t}_variance_slope_per_a"] <= 1.3 for t in tags)
 
 
+# The nulls put the other spectral regime in the kernel's slot (the contrast the paper draws: polynomial = tempered,
+# exponential = catastrophic), or a tuned ridge in the ridgeless slot (what tempered overfitting is not: consistent).
+EXPONENTIAL_IN_POLY_SLOT = Null("exponential eigendecay e^(-a k) in the polynomial slot (same features, noise, n)",
+                                {"spectrum": "exponential"})
+POLYNOMIAL_IN_EXP_SLOT = Null("polynomial eigendecay k^-(1+a) in the exponential slot (same features, noise, n)",
+                              {"spectrum": "polynomial"})
+RIDGE_IN_RIDGELESS_SLOT = Null("kernel ridge with leave-one-out-tuned lambda in the ridgeless slot",
+                               {"solver": "ridge"})
+LAPLACE_IN_GAUSSIAN_SLOT = Null("the Laplace kernel (polynomial spectrum) in the Gaussian kernel's slot",
+                                {"exponential_slot_kernel": "laplace"})
+
 CLAIMS = [
     Claim("Polynomial decay: the slope of log cond(K) against log n is 1 + a within +-0.15 (a = 0.5, 1)",
-          experiment=polynomial_decay, check=_poly_slopes_ok,
+          experiment=polynomial_decay, check=_poly_slopes_ok, null=EXPONENTIAL_IN_POLY_SLOT,
           paper="Sec. 3: cond(K) = Theta(n^(1+a)) w.h.p. for lambda_k ~ k^-(1+a); spec simulation n^2.06 at a = 1"),
     Claim("Polynomial decay: the variance V stays within +-15% of its mean over n = 25..400 (tempered overfitting)",
-          experiment=polynomial_decay,
-          check=lambda m: bool(_tags(m, "poly_")) and all(m[f"{t}_variance_spread"] <= 0.15 for t in _tags(m, "poly_")),
+          experiment=polynomial_decay, check=_poly_variance_flat, null=EXPONENTIAL_IN_POLY_SLOT,
           paper="Sec. 4: V = Theta(1) under polynomial decay even with label noise; spec simulation V ~ 1.00 at a = 1"),
     Claim("Exponential decay: log cond(K) grows linearly in n with slope a (+-20%) and V grows linearly with slope "
           "0.7a..1.3a (catastrophic overfitting)", experiment=exponential_decay, check=_exp_growth_ok,
+          null=POLYNOMIAL_IN_EXP_SLOT,
           paper="Sec. 3-4: cond(K) ~ e^(a n), V grows with n; spec simulation V ~ a n (9.2 / 19.7 / 40.1, a = 0.1)"),
-    Claim("The measured condition numbers lie within the two-sided bounds (at least 95% of points, delta = 0.05): "
-          "polynomial decay", experiment=polynomial_decay,
-          check=lambda m: m["in_bounds_points"] >= 3 and m["in_bounds_fraction"] >= 0.95,
-          paper="Sec. 3: two-sided high-probability bounds on cond(K)"),
-    Claim("The measured condition numbers lie within the two-sided bounds (at least 95% of points, delta = 0.05): "
-          "exponential decay", experiment=exponential_decay,
-          check=lambda m: m["in_bounds_points"] >= 3 and m["in_bounds_fraction"] >= 0.95,
-          paper="Sec. 3: the exponential-decay condition-number bound is new in the paper"),
     Claim("Laplace kernel (polynomial spectrum): the excess test MSE stays within +-30% of its mean over n = 25..400",
-          experiment=real_kernels, check=lambda m: m["laplace_mse_spread"] <= 0.30,
+          experiment=real_kernels, check=lambda m: m["laplace_mse_spread"] <= 0.30, null=RIDGE_IN_RIDGELESS_SLOT,
           paper="Fig. 1 (top): the Laplacian kernel overfits in a tempered way"),
     Claim("Gaussian kernel (exponential spectrum): over the honestly solved n, the excess test MSE rises at least "
-          "tenfold", experiment=real_kernels,
+          "tenfold", experiment=real_kernels, null=LAPLACE_IN_GAUSSIAN_SLOT,
           check=lambda m: m["gaussian_solved_points"] >= 2 and m["gaussian_log10_mse_rise"] >= 1.0,
           paper="Fig. 1 (bottom): the Gaussian kernel overfits catastrophically"),
+]
+
+# The two-sided condition-number bounds hold by construction (w.p. 1 - delta, bands 1.4-9 decades wide): no null can
+# fail "the measurement lies inside them", so their coverage and width are reported, and tests/kernels/test_bounds.py
+# checks that they hold on adversarial draws.
+REGIMES = [
+    Regime("Polynomial decay: fraction of measured cond(K) inside the two-sided bounds (delta = 0.05) and the bands' "
+           "width in decades", experiment=polynomial_decay,
+           metrics=["in_bounds_fraction", "in_bounds_points", "cond_band_decades_min", "cond_band_decades_max"],
+           paper="Sec. 3: two-sided high-probability bounds on cond(K), up to absolute constants"),
+    Regime("Exponential decay: fraction of measured cond(K) inside the two-sided bounds (delta = 0.05) and the bands' "
+           "width in decades", experiment=exponential_decay,
+           metrics=["in_bounds_fraction", "in_bounds_points", "cond_band_decades_min", "cond_band_decades_max"],
+           paper="Sec. 3: the exponential-decay condition-number bound is new in the paper"),
 ]
