@@ -67,3 +67,17 @@ def test_each_claim_can_fail(claim_index, change):
     claim = paper.CLAIMS[claim_index]
     assert claim.evaluate(GOOD).status == "holds"
     assert claim.evaluate(GOOD | change).status == "fails"
+
+
+def test_nulls_fill_the_refined_slot_without_the_method(tmp_path):
+    small = {"models": ["linear", "quadratic"], "initializers": ["sir"], "refine": ["sir"], "refine_quadratic": [],
+             "n": 80}
+    none = EXP(Context(seed=0, out_dir=tmp_path), **small, refiner="none")
+    assert none["sparse_quadratic_sir_hc"] == none["sparse_quadratic_sir"]  # the initializer, unrefined
+    random = EXP(Context(seed=0, out_dir=tmp_path), **small, refiner="random")
+    assert random["sparse_linear_sir"] == none["sparse_linear_sir"]  # same data, same initializer
+    assert random["sparse_linear_sir_hc"] > 0.5  # a random line in R^10 is far from beta
+    with pytest.raises(ValueError, match="refiner must be"):
+        EXP(Context(seed=0, out_dir=tmp_path), **small, refiner="pca")
+    assert paper.CLAIMS[2].resolved_null.overrides == {"refiner": "random"}
+    assert paper.CLAIMS[0].resolved_null.overrides == {"refiner": "none"}
