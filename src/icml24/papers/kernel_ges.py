@@ -23,7 +23,7 @@ from icml24.causal import (
     normalized_shd,
     skeleton_f1,
 )
-from icml24.core import Claim, Paper, experiment
+from icml24.core import Claim, Null, Paper, Regime, experiment
 
 PAPER = Paper(
     slug="kernel-ges",
@@ -65,15 +65,25 @@ def _tag(density: float) -> str:
 def _run_method(name: str, data, max_parents: int | None) -> tuple[np.ndarray, float]:
     """(CPDAG, CPU seconds of the search): process time, not wall time, so a shared machine does not inflate it."""
     start = time.process_time()
-    if name in OURS:
+    if name == "empty":  # no search: the graph with no edges
+        cpdag = np.zeros_like(data.dag)
+    elif name in OURS:
         cpdag = GES(OURS[name]().fit(data.data, data.groups), max_parents=max_parents).fit().cpdag_
     else:
         cpdag, _ = causallearn_ges(data.data, score=name.removeprefix("cl_"), max_parents=max_parents)
     return cpdag, time.process_time() - start
 
 
+# What the claims say the learned score beats, in its slot: Huang et al.'s CV generalized score (median-heuristic
+# widths, causal-learn's defaults), the strongest baseline measured at quick; its numbers are read as mi_*.
+CV_IN_LEARNED_SLOT = Null("causal-learn's CV generalized score (median-heuristic widths) in the learned score's slot",
+                          {"learned_score": "cl_cv"})
+SLOT_SCORES = ("mi", "marg", "median", "cl_cv", "cl_marginal", "empty")
+
+
 @experiment(
     PAPER,
+    null=CV_IN_LEARNED_SLOT,
     quick={"num_variables": 5, "num_samples": 200, "densities": [0.3, 0.7], "graphs": 1, "seeds": 2},
     full={"num_variables": 6, "num_samples": 300, "densities": [0.3, 0.5, 0.7], "graphs": 2, "seeds": 5},
     smoke={"num_variables": 4, "num_samples": 40, "densities": [0.3, 0.7], "graphs": 1},
@@ -82,11 +92,15 @@ def _run_method(name: str, data, max_parents: int | None) -> tuple[np.ndarray, f
 def synthetic(ctx, num_variables: int = 6, num_samples: int = 300, densities: list[float] = (0.3, 0.5, 0.7),
               graphs: int = 1, variant: str = "continuous", methods: list[str] = ("mi", "marg", "median", "cl_cv",
                                                                                  "cl_marginal"),
-              max_parents: int = 0) -> dict[str, float]:
+              max_parents: int = 0, learned_score: str = "mi") -> dict[str, float]:
     """One seed: ``graphs`` random DAGs per density, every method's GES on the same data; skeleton F1, arrow F1,
     normalised SHD and seconds per search, per density and averaged over all graphs. ``max_parents`` 0: no cap.
 
-    The regime is reported: the requested density, the measured edge fraction and n.
+    The regime is reported: the requested density, the measured edge fraction and n, and the normalised SHD of the
+    empty graph (``empty_shd``, what a search must beat to have found anything).
+
+    ``learned_score`` is the score run in the learned score's slot (its metrics are ``mi_*``): "mi" (the method),
+    or a null: "cl_cv" (what the claims say it beats), "cl_marginal", "marg", "median", or "empty" (no edges).
 
     Seconds are CPU seconds of the search. Measured (quick: 5 variables, n = 200, densities 0.3 / 0.7 = edge
     fractions 0.2 / 0.5, 2 seeds x 2 graphs): skeleton F1 learned 0.63, Marg 0.33, causal-learn CV 0.72, causal-learn
@@ -96,6 +110,8 @@ def synthetic(ctx, num_variables: int = 6, num_samples: int = 300, densities: li
     0.63 / 0.61 / 0.11 / 0.00.)
     """
     cap = max_parents or None
+    if learned_score not in SLOT_SCORES:
+        raise ValueError(f"learned_score must be one of {', '.join(SLOT_SCORES)}, got {learned_score!r}")
     metrics: dict[str, float] = {"num_samples": float(num_samples), "num_variables": float(num_variables)}
     totals: dict[str, list[float]] = {}
     for di, density in enumerate(densities):
@@ -104,8 +120,9 @@ def synthetic(ctx, num_variables: int = 6, num_samples: int = 300, densities: li
         for g in range(graphs):
             data = generate(num_variables, num_samples, density, variant=variant, rng=ctx.rng("graph", di, g))
             per.setdefault("edge_fraction", []).append(data.density)
+            per.setdefault("empty_shd", []).append(normalized_shd(data.dag, np.zeros_like(data.dag)))
             for name in methods:
-                cpdag, seconds = _run_method(name, data, cap)
+                cpdag, seconds = _run_method(learned_score if name == "mi" else name, data, cap)
                 for key, value in (("f1", skeleton_f1(data.dag, cpdag)), ("arrow_f1", arrow_f1(data.dag, cpdag)),
                                    ("shd", normalized_shd(data.dag, cpdag)), ("seconds", seconds)):
                     per.setdefault(f"{name}_{key}", []).append(value)
@@ -133,6 +150,7 @@ def _synthetic_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
                   key=lambda t: int(t[1:]))
     for tag in tags:
         out[f"{tag}_mi_f1_gap"] = mean[f"{tag}_mi_f1"] - max(mean[f"{tag}_{b}_f1"] for b in baselines)
+    out["dense_mi_f1_gap"] = out[f"{tags[-1]}_mi_f1_gap"]
     out["dense_minus_sparse_gap"] = out[f"{tags[-1]}_mi_f1_gap"] - out[f"{tags[0]}_mi_f1_gap"]
     if "cl_cv_seconds" in mean and "mi_seconds" in mean:
         out["cv_over_mi_time"] = mean["cl_cv_seconds"] / max(mean["mi_seconds"], 1e-9)
@@ -150,9 +168,16 @@ CLAIMS = [
         paper="Tables 1-2 / TL;DR: the learned kernel beats the median-heuristic generalized scores",
     ),
     Claim(
-        "The F1 gap to the best median-heuristic baseline is larger on the densest graphs than on the sparsest",
+        "On the densest graphs the learned score's F1 beats the best median-heuristic baseline's, by more than its "
+        "gap on the sparsest graphs",
         experiment=synthetic,
-        check=lambda m: m["dense_minus_sparse_gap"] > 0.0,
-        paper="TL;DR: the advantage is largest on dense graphs",
+        check=lambda m: m["dense_mi_f1_gap"] > 0.0 and m["dense_minus_sparse_gap"] > 0.0,
+        paper="TL;DR: the learned kernel beats the median-heuristic scores, especially on dense graphs",
     ),
+]
+
+REGIMES = [
+    Regime("Normalised SHD of the empty graph (no search) beside the learned score's and the best baseline's",
+           experiment=synthetic, metrics=["empty_shd", "mi_shd", "best_baseline_shd"],
+           paper="issue #36: at quick the empty graph scores 0.23, the learned score 0.22"),
 ]
