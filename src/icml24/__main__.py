@@ -1,5 +1,3 @@
-import sys
+from icml24._entry import main
 
-from icml24.cli import main
-
-sys.exit(main())
+main()

@@ -32,6 +32,7 @@ err_console = Console(stderr=True)
 
 _VERDICT_STYLE = {"holds": "green", "fails": "red", "error": "yellow", "not run": "dim"}
 
+_INTERRUPT_REPORTED = False  # the runner said what an interruption kept: main adds no second line
 MAX_RUNS = 10_000  # a larger plan needs --yes (a typo such as --seeds 0-1000000 should not start a million runs)
 StoreOpt = typer.Option(DEFAULT_STORE, "--store", help="SQLite results file.")
 JsonOpt = typer.Option(None, "--json", help="Write a machine-readable summary (list of claim verdicts) here.")
@@ -188,6 +189,9 @@ def _execute(experiments: list[Experiment], seeds: list[int] | None, full: bool,
             run_tasks(tasks, store, backend=backend, jobs=jobs, address=address, force=force, on_result=on_result,
                       on_retry=on_retry)
     except KeyboardInterrupt:  # Typer turns it into exit status 130; the message is ours to print
+        global _INTERRUPT_REPORTED
+        _ignore_further_interrupts()
+        _INTERRUPT_REPORTED = True
         store.close()
         err_console.print(f"[red]interrupted:[/] {len(done)} of {len(tasks)} run(s) finished in this session and "
                           f"are stored in {store_path}; run the same command again to resume", highlight=False,
@@ -404,17 +408,23 @@ def main(argv: list[str] | None = None) -> int:
     except (click.exceptions.UsageError, _typer_click.UsageError) as exc:
         err_console.print(f"[red]error:[/] {exc.format_message()}", highlight=False, soft_wrap=True)
         return 2
-    except (click.exceptions.Abort, getattr(_typer_click, "Abort", click.exceptions.Abort)):
-        err_console.print("[red]aborted[/]")
-        return 130
-    except KeyboardInterrupt as exc:
-        err_console.print(f"[red]interrupted:[/] {exc or 'what finished is stored; run again to resume'}",
-                          highlight=False, soft_wrap=True)
-        return 130
+    except (click.exceptions.Abort, getattr(_typer_click, "Abort", click.exceptions.Abort), KeyboardInterrupt):
+        result = 130
     except RunsFailed as exc:
         err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
         return 1
+    if result == 130:  # Ctrl-C (Typer turns it into exit status 130); one line, unless the runner already said it
+        _ignore_further_interrupts()
+        if not _INTERRUPT_REPORTED:
+            err_console.print("[red]interrupted[/]: what finished is stored; run the same command again to resume",
+                              highlight=False, soft_wrap=True)
     return result if isinstance(result, int) else 0
+
+
+def _ignore_further_interrupts() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C cannot turn the closing line into a traceback
 
 
 if __name__ == "__main__":

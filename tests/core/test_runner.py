@@ -4,6 +4,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -206,3 +207,24 @@ def test_a_listener_that_is_not_ray_is_refused_in_one_line_within_the_timeout():
         assert "\n" not in message and "127.0.0.1" in message and "ray start --head" in message
     finally:
         listener.close()
+
+
+def test_ctrl_c_at_start_up_and_twice_in_a_row_is_one_line_and_exit_130(tmp_path):
+    starting = subprocess.Popen([sys.executable, "-m", "icml24", "list", "--store", str(tmp_path / "s.sqlite")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    time.sleep(0.3)  # still importing the command line
+    starting.send_signal(signal.SIGINT)
+    out, err = starting.communicate(timeout=60)
+    assert starting.returncode == 130 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    db = tmp_path / "twice.sqlite"
+    proc = _cli("sweep", "toy:slow", "--seeds", "0-29", "--set", "pause=1.5", "--jobs", "2", "--store", str(db),
+                start_new_session=True)
+    deadline = time.time() + 120
+    while _count(db)[0] < 1 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)  # a second Ctrl-C 50 ms after the first
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err + out, err
+    assert len([line for line in err.splitlines() if line.strip()]) <= 2, err
