@@ -53,11 +53,17 @@ def test_best_baseline_is_the_minimum_of_mean_regrets_not_the_mean_of_minima():
     summary = paper._best_baselines(per_seed)
     assert summary["eoo_d2_eps0p01_best_baseline_regret"] == 500.0  # EndOA's mean; the mean of minima is 100
     assert summary["eoo_d2_eps0p01_best_batched_baseline_regret"] == 500.0
+    batches = [{"x_e4_batches": 3.0, "x_phaelimd_batches": 4.0, "x_rs_oful_batches": 30.0,
+                "y_e4_batches": 3.0, "y_phaelimd_batches": 3.0, "y_rs_oful_batches": 40.0}] * 2
+    summary = paper._best_baselines(batches)
+    assert summary["x_fewest_batched_baseline_batches"] == 4.0
+    assert summary["e4_batches_over_fewest_batched_baseline"] == 1.0  # the worst instance, y
 
 
 @pytest.mark.parametrize("claim_index,bad", [
     (0, {"eoo_d2_eps0p01_e4_regret": 900.0, "eoo_d2_eps0p01_best_baseline_regret": 1000.0}),
-    (1, {"e4_three_batch_frac": 0.6}),
+    (1, {"e4_three_batch_frac": 0.6, "e4_batches_over_fewest_batched_baseline": 0.75}),
+    (1, {"e4_three_batch_frac": 1.0, "e4_batches_over_fewest_batched_baseline": 1.0}),  # PhaElimD also in 3
     (2, {"random_k50_d20_random_order_e4_regret": 24_500.0,
          "random_k50_d20_random_order_best_baseline_regret": 5_900.0}),
     (3, {"eoo_d2_eps0p01_e4_growth_last": 1.02, "eoo_d2_eps0p01_e4_batches_T1000000": 9.0,
@@ -98,3 +104,23 @@ def test_horizon_summary_is_the_growth_of_mean_regret_per_log_t():
     assert paper._horizon_summary(per_seed) == {"x_e4_growth_last": pytest.approx(40.0 / 40.0)}
     with pytest.raises(ValueError, match="must be eoo:d:eps or random:K:d"):
         paper.regret_vs_horizon(Context(seed=0, out_dir="."), instances=["circle:3"], horizons=[100])
+
+
+def test_the_e4_slot_runs_the_null_on_the_same_reward_streams(tmp_path):
+    ctx = Context(seed=0, out_dir=tmp_path)
+    small = {"instances": ["2:0.01:1500"], "algorithms": ["e4", "phaelimd", "rs-oful"]}
+    null = EOO(ctx, **small, e4_slot="phaelimd")
+    for metric in ("regret", "batches"):
+        assert null[f"eoo_d2_eps0p01_e4_{metric}"] == null[f"eoo_d2_eps0p01_phaelimd_{metric}"]
+    assert null["e4_chernoff_pass_frac"] == 0.0  # no stopping test in PhaElimD
+    method = EOO(ctx, **small)
+    assert method["eoo_d2_eps0p01_phaelimd_regret"] == null["eoo_d2_eps0p01_phaelimd_regret"]
+    assert method["eoo_d2_eps0p01_e4_regret"] < null["eoo_d2_eps0p01_e4_regret"]
+    uniform = paper.regret_vs_horizon(ctx, instances=["eoo:2:0.01"], horizons=[1000, 10_000],
+                                      algorithms=["e4", "phaelimd"], e4_slot="round-robin")
+    assert uniform["eoo_d2_eps0p01_e4_batches_T1000"] == 1.0
+    assert uniform["eoo_d2_eps0p01_e4_regret_T10000"] > 9 * uniform["eoo_d2_eps0p01_e4_regret_T1000"]  # linear
+    with pytest.raises(ValueError, match="e4_slot must be one of"):
+        EOO(ctx, **small, e4_slot="oracle")
+    assert {n.overrides["e4_slot"] for e in paper.PAPER.experiments.values() for n in e.nulls()} == {
+        "phaelimd", "round-robin"}

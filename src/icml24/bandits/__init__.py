@@ -29,6 +29,7 @@ _EXPORTS: dict[str, str] = {
     "optimal_allocation": ".allocation",
     "E4": ".e4",
     "PhasedElimination": ".phased_elimination",
+    "RoundRobin": ".round_robin",
     "RarelySwitchingOFUL": ".rs_oful",
     "EndOfOptimism": ".end_of_optimism",
     "LinUCB": ".linucb",
