@@ -28,10 +28,8 @@ def _good():
         "scaling": {"largest_rounds_to_99_cumulative": 30.0, "mad_recurrence_large": 0.01},
         "defence": {"max_contained_final": 0.008, "max_uncontained_gap": 0.002},
         "rounds_vs_size": {"infection_r2_vs_ln_n": 0.97, "infection_loglog_slope": 0.09,
-                           "sequential_loglog_slope": 1.0, "baseline_infectious_cumulative_final": 0.99,
-                           "baseline_sequential_cumulative_final": 0.129,
-                           "baseline_noninfectious_cumulative_final": 1 / 256},
-        "real_society": {"crafted_cumulative_final": 0.97, "clean_cumulative_final": 0.0},
+                           "baseline_infectious_cumulative_final": 0.99},
+        "real_society": {"crafted_cumulative_final": 0.97},
     }
 
 
@@ -41,7 +39,7 @@ def test_every_claim_can_fail(claims_can_fail):
         {"mad_recurrence_large": 0.08},  # simulation off the recurrence
         {"max_contained_final": 0.2},  # a defence at beta <= 2 gamma that does not contain
         {"infection_loglog_slope": 0.9, "infection_r2_vs_ln_n": 0.7},  # polynomial, not logarithmic, growth
-        {"baseline_noninfectious_cumulative_final": 0.3},  # the random image spreads too
+        {"baseline_infectious_cumulative_final": 33 / 256},  # no faster than the sequential jailbreak
         {"crafted_cumulative_final": 0.4},  # the crafted image stalls
     ]
     claims_can_fail(paper.CLAIMS, _good(), bad)
@@ -59,3 +57,20 @@ def test_settings_follow_the_paper():
     defaults = {k: v.default for k, v in inspect.signature(paper.scaling.fn).parameters.items()}
     assert defaults["seed_ratio"] == 1 / 1024 and defaults["album_size"] == 10 and defaults["history_size"] == 3
     assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
+
+
+def test_regimes_read_metrics_the_smoke_runs_report(smoke_metrics):
+    assert paper.REGIMES and all(regime.paper for regime in paper.REGIMES)
+    for regime in paper.REGIMES:
+        assert set(regime.metrics) <= set(smoke_metrics[regime.experiment.name])
+
+
+def test_the_sequential_null_fills_the_infectious_slot_with_the_one_agent_per_round_curve():
+    from icml24.core import Context
+
+    metrics = paper.rounds_vs_size.fn(Context(seed=0), log2_sizes=[8, 10], max_rounds=8, attack="sequential")
+    assert metrics["baseline_infectious_cumulative_final"] == pytest.approx(33 / 256)
+    assert metrics["n2e8_rounds_to_90_carriers"] == 230  # exact, not capped at max_rounds
+    assert metrics["infection_loglog_slope"] == pytest.approx(1.0, abs=0.01)
+    with pytest.raises(ValueError, match="attack"):
+        paper.scaling.fn(Context(seed=0), log2_sizes=[8], rounds=4, attack="none")

@@ -114,9 +114,12 @@ def _mean(x: np.ndarray) -> float:
 
 def society_experiment(num_agents: int = 128, rounds: int = 32, attack_epochs: int = 100, seed: int = 0, *,
                        album_size: int = 10, border: int = 1, bank_per_class: int = 64, train_steps: int = 300,
-                       ensemble_agents: int = 64, ensemble_rounds: int = 8,
+                       ensemble_agents: int = 64, ensemble_rounds: int = 8, craft: bool = True,
                        ) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """Train the society, craft V_adv on benign chat records, and spread it from one agent (vs a clean image).
+
+    ``craft=False`` puts the attack's starting image, unoptimized, in V_adv's slot (the attack runs zero epochs: the
+    same world, models, population and random streams, only the optimization skipped); the keys stay ``crafted_*``.
 
     Returns metrics (``crafted_cumulative_final``, ``clean_cumulative_final``, ``alpha_q``, ``alpha_a``, ``beta``,
     ``crafted_rounds_to_90`` and regime quantities) and curves (``crafted_cumulative``, ``clean_cumulative``,
@@ -154,7 +157,8 @@ def society_experiment(num_agents: int = 128, rounds: int = 32, attack_epochs: i
     split = streams[5].permutation(len(records))
     half = len(split) // 2
     adv, info = craft_border_attack(clip, responder, world, images[base:base + 1], records.subset(split[:half]),
-                                    records.subset(split[half:]), streams[5], epochs=attack_epochs, border=border)
+                                    records.subset(split[half:]), streams[5], epochs=attack_epochs if craft else 0,
+                                    border=border)
     tables = society_tables(world, clip, responder, torch.cat([images, adv]))
     adv_index = base + 2
 

@@ -23,7 +23,7 @@ from icml24.agents import (
     sequential_rounds_to,
     society_experiment,
 )
-from icml24.core import Claim, Paper, experiment
+from icml24.core import Claim, Null, Paper, Regime, experiment
 
 PAPER = Paper(
     slug="agent-smith",
@@ -48,6 +48,30 @@ PAPER = Paper(
     ],
 )
 
+SEQUENTIAL = Null("the sequential (one-to-one) jailbreak in the infectious image's slot: one new agent jailbroken "
+                  "per round, from the same seeded agents, nobody passing it on", {"attack": "sequential"}, cheap=True)
+NO_DEFENCE = Null("no defence in the defence's slot (no purge: gamma = 0 in the chats, theory at the swept gamma)",
+                  {"defence": "none"})
+CLEAN_IMAGE = Null("a clean, unoptimized image (the attack's starting image) in the adversarial image's slot",
+                   {"image": "clean"})
+ATTACKS = ("infectious", "sequential")
+
+
+class _Sequential:
+    """The sequential jailbreak's curves under the names of a simulation's (carriers = infected = cumulative)."""
+
+    def __init__(self, num_agents: int, seed_ratio: float, rounds: int):
+        self.num_agents = num_agents
+        self.num_seeded = max(1, int(round(seed_ratio * num_agents)))
+        self.carriers_ = self.infected_ = self.cumulative_ = sequential_jailbreak(num_agents, rounds,
+                                                                                  seeded=self.num_seeded)
+
+
+def _check_attack(attack: str) -> None:
+    if attack not in ATTACKS:
+        raise ValueError(f"attack must be one of {', '.join(ATTACKS)}, got {attack!r}")
+
+
 def _regime(alpha: float, beta: float, gamma: float, c0: float) -> dict[str, float]:
     return {"alpha": alpha, "beta": beta, "gamma": gamma, "c0": c0}
 
@@ -58,14 +82,15 @@ def _mean_abs(a: np.ndarray, b: np.ndarray) -> float:
 
 @experiment(
     PAPER,
+    null=SEQUENTIAL,
     quick={"log2_sizes": [8, 10, 12, 14, 16, 18, 20], "seeds": 5},
     full={"log2_sizes": list(range(8, 21)), "seeds": 10},
     smoke={"log2_sizes": [8, 12], "rounds": 32},
     threads=1,
 )
 def scaling(ctx, log2_sizes: list[int] = (8, 14, 20), rounds: int = 32, alpha: float = 0.95, beta: float = 0.8,
-            gamma: float = 0.0, seed_ratio: float = 1 / 1024, album_size: int = 10,
-            history_size: int = 3) -> dict[str, float]:
+            gamma: float = 0.0, seed_ratio: float = 1 / 1024, album_size: int = 10, history_size: int = 3,
+            attack: str = "infectious") -> dict[str, float]:
     """(a) N = 2^8 .. 2^20 with the paper's seeding c0 = 1/1024 (App. E.1; at least one agent): carriers and
     infected per round against the recurrence (Eq. 5) and the closed form (Eq. 7).
 
@@ -75,15 +100,22 @@ def scaling(ctx, log2_sizes: list[int] = (8, 14, 20), rounds: int = 32, alpha: f
     (mean |Delta| 0.07-0.09): one round multiplies early growth by 1 + beta/2, the ODE by exp(beta/2). The current
     infected ratio at round 22 is 0.66 at 2^20 against the paper's 96% (App. E.1): the paper's real rates must be
     higher than this regime's beta = 0.8. fit_rates recovers alpha 0.95, beta 0.80, gamma 0.00 from the 2^20 curve.
+
+    ``attack`` fills the infectious image's slot: "infectious" (the method) or the null "sequential" (one new agent
+    jailbroken per round from the same seeded agents, nobody passing it on); the metric keys stay the same.
     """
     import matplotlib.pyplot as plt
 
+    _check_attack(attack)
     metrics = _regime(alpha, beta, gamma, seed_ratio)
     large = []
     fig, axes = plt.subplots(1, len(log2_sizes), figsize=(4 * len(log2_sizes), 3.5), squeeze=False)
     for ax, k in zip(axes[0], ctx.progress(log2_sizes, description="agent-smith sizes")):
-        sim = InfectionSimulation(2**k, album_size=album_size, history_size=history_size, alpha=alpha, beta=beta,
-                                  gamma=gamma, seed_ratio=seed_ratio).run(rounds, ctx.rng("scaling", k))
+        if attack == "infectious":
+            sim = InfectionSimulation(2**k, album_size=album_size, history_size=history_size, alpha=alpha, beta=beta,
+                                      gamma=gamma, seed_ratio=seed_ratio).run(rounds, ctx.rng("scaling", k))
+        else:
+            sim = _Sequential(2**k, seed_ratio, rounds)
         c0 = sim.num_seeded / sim.num_agents
         rec = recurrence(c0, beta, gamma, rounds)
         ode = closed_form(c0, beta, gamma, np.arange(rounds + 1))
@@ -134,6 +166,7 @@ def _fit_line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 
 @experiment(
     PAPER,
+    null=SEQUENTIAL,
     quick={"log2_sizes": [8, 10, 12, 14, 16, 18, 20], "seeds": 5},
     full={"log2_sizes": list(range(8, 21)), "seeds": 10},
     smoke={"log2_sizes": [8, 10, 12], "max_rounds": 64},
@@ -141,7 +174,8 @@ def _fit_line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
 )
 def rounds_vs_size(ctx, log2_sizes: list[int] = (8, 10, 12, 14, 16, 18, 20), alpha: float = 0.95,
                    beta: float = 0.8, gamma: float = 0.0, level: float = 0.9, max_rounds: int = 96,
-                   baseline_agents: int = 256, baseline_rounds: int = 32) -> dict[str, float]:
+                   baseline_agents: int = 256, baseline_rounds: int = 32,
+                   attack: str = "infectious") -> dict[str, float]:
     """(b) rounds to 90% carriers from one seeded agent (c0 = 1/N, Eq. 8) against ln N, beside a sequential
     jailbreak (one new agent per round) whose rounds grow like N; (d) at N = 256 and 32 rounds (Fig. 3, left) the
     infectious image, the sequential jailbreak and a non-infectious jailbroken image (beta = 0).
@@ -152,14 +186,22 @@ def rounds_vs_size(ctx, log2_sizes: list[int] = (8, 10, 12, 14, 16, 18, 20), alp
     At N = 256 after 32 rounds: infectious 99.6-100% in 4 of 5 seeds, but seed 3's lone carrier was evicted
     from its FIFO album before passing V_adv on (0.35% of 2000 runs do so), so the mean is 0.80; sequential 12.9%,
     non-infectious 1/256.
+
+    ``attack`` fills the infectious image's slot (the sweep and the N = 256 "infectious" run): "infectious" (the
+    method) or the null "sequential", whose rounds to 90% are exact (``sequential_rounds_to``, not capped at
+    ``max_rounds``: the baseline at full strength); the metric keys stay the same.
     """
+    _check_attack(attack)
     sizes = np.array([2**k for k in log2_sizes], dtype=float)
     infect, seq = [], []
     metrics = _regime(alpha, beta, gamma, math.nan)
     for k in ctx.progress(log2_sizes, description="agent-smith rounds"):
-        sim = InfectionSimulation(2**k, alpha=alpha, beta=beta, gamma=gamma, seed_ratio=0.0)
-        sim.run(max_rounds, ctx.rng("rounds", k))
-        infect.append(first_round_reaching(sim.carriers_, level))
+        if attack == "infectious":
+            sim = InfectionSimulation(2**k, alpha=alpha, beta=beta, gamma=gamma, seed_ratio=0.0)
+            sim.run(max_rounds, ctx.rng("rounds", k))
+            infect.append(first_round_reaching(sim.carriers_, level))
+        else:
+            infect.append(sequential_rounds_to(2**k, level))
         seq.append(sequential_rounds_to(2**k, level))
         metrics[f"n2e{k}_rounds_to_90_carriers"] = float(infect[-1])
         metrics[f"n2e{k}_sequential_rounds_to_90"] = float(seq[-1])
@@ -177,6 +219,8 @@ def rounds_vs_size(ctx, log2_sizes: list[int] = (8, 10, 12, 14, 16, 18, 20), alp
         sim = InfectionSimulation(baseline_agents, alpha=alpha, beta=b, gamma=gamma, seed_ratio=0.0)
         runs[name] = sim.run(baseline_rounds, ctx.rng("baseline", name)).cumulative_
     runs["sequential"] = sequential_jailbreak(baseline_agents, baseline_rounds)
+    if attack == "sequential":
+        runs["infectious"] = runs["sequential"]
     for name, curve in runs.items():
         metrics[f"baseline_{name}_cumulative_final"] = float(curve[-1])
     return metrics
@@ -189,25 +233,33 @@ def rounds_vs_size(ctx, log2_sizes: list[int] = (8, 10, 12, 14, 16, 18, 20), alp
           "seeds": 5},
     smoke={"gammas": [0.1, 0.5], "num_agents": 2**12, "rounds": 200},
     threads=1,
+    null=NO_DEFENCE,
 )
 def defence(ctx, gammas: list[float] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6), alpha: float = 0.95,
             beta: float = 0.8, num_agents: int = 2**16, seed_ratio: float = 0.05,
-            rounds: int = 300) -> dict[str, float]:
+            rounds: int = 300, defence: str = "purge") -> dict[str, float]:
     """(c) defence sweep over the recovery rate gamma from a 5% seed: the carrier ratio settles at 1 - 2 gamma / beta
     when beta > 2 gamma and decays to 0 when beta <= 2 gamma (Remark II); fit_rates recovers beta and gamma.
 
     Measured (quick, 2-3 seeds, beta 0.8, N 2^16, 300 rounds): final carriers 1.000 / 0.751 / 0.499 / 0.251 against the
     limits 1 / 0.75 / 0.5 / 0.25 for gamma 0-0.3; 0.0083 at the threshold gamma = 0.4 (algebraic decay, Eq. 14) and 0
     above it. Fitted (beta, gamma) at gamma = 0.2: (0.797, 0.199); below the threshold the fit is ill-posed.
+
+    ``defence`` fills the defence's slot: "purge" (the method: carriers purge V_adv at rate gamma) or the null
+    "none" (no purge in the chats, gamma = 0, while the theory columns keep the swept gamma); same keys.
     """
     import matplotlib.pyplot as plt
+
+    if defence not in ("purge", "none"):
+        raise ValueError(f"defence must be 'purge' or 'none', got {defence!r}")
 
     metrics = _regime(alpha, beta, math.nan, seed_ratio)
     del metrics["gamma"]
     contained_finals, gaps = [], []
     fig, ax = plt.subplots(figsize=(6, 4))
     for g in ctx.progress(gammas, description="agent-smith defence"):
-        sim = InfectionSimulation(num_agents, alpha=alpha, beta=beta, gamma=g, seed_ratio=seed_ratio)
+        applied = g if defence == "purge" else 0.0
+        sim = InfectionSimulation(num_agents, alpha=alpha, beta=beta, gamma=applied, seed_ratio=seed_ratio)
         sim.run(rounds, ctx.rng("defence", str(g)))
         tag = f"gamma{str(g).replace('.', 'p')}"
         final = float(sim.carriers_[-10:].mean())
@@ -238,16 +290,23 @@ def defence(ctx, gammas: list[float] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6), alph
     full={"num_agents": 256, "rounds": 32, "attack_epochs": 100, "seeds": 5},
     smoke={"num_agents": 64, "rounds": 8, "attack_epochs": 2},
     threads=1,
+    null=CLEAN_IMAGE,
 )
 def real_society(ctx, num_agents: int = 128, rounds: int = 32, attack_epochs: int = 100,
-                 border: int = 1) -> dict[str, float]:
+                 border: int = 1, image: str = "crafted") -> dict[str, float]:
     """(e) the small real-retrieval society (icml24.agents.society): a tiny CLIP retriever and responder, V_adv
     crafted by the MI-FGSM border attack, spread from one agent through real retrieval and responses; the measured
     alpha^Q, alpha^A and beta are the regime, beside the curve of a clean image. ``border`` is the attack frame in
-    pixels (1 on 16 px scales the paper's h = 6 on 336 px; the frame's area fraction is reported as a metric)."""
+    pixels (1 on 16 px scales the paper's h = 6 on 336 px; the frame's area fraction is reported as a metric).
+
+    ``image`` fills the adversarial image's slot: "crafted" (the method) or the null "clean" (the attack's starting
+    image, not optimized: same society, same population, same seed); the keys stay ``crafted_*``."""
     import matplotlib.pyplot as plt
 
-    metrics, curves = society_experiment(num_agents, rounds, attack_epochs, ctx.child_seed("society"), border=border)
+    if image not in ("crafted", "clean"):
+        raise ValueError(f"image must be 'crafted' or 'clean', got {image!r}")
+    metrics, curves = society_experiment(num_agents, rounds, attack_epochs, ctx.child_seed("society"), border=border,
+                                         craft=image == "crafted")
     out = {k: float(v) for k, v in metrics.items()}
     out["num_agents"], out["rounds"] = float(num_agents), float(rounds)
     out["alpha"] = (out["alpha_q"] + out["alpha_a"]) / 2  # one alpha as in Eq. 4 (the Q/A split is the extension)
@@ -286,28 +345,39 @@ CLAIMS = [
         paper="Sec. 3.1 Remark II, Eq. 7, 14, 15: provably restraining iff beta <= 2 gamma",
     ),
     Claim(
-        "Infection is exponential, a sequential jailbreak linear: rounds to 90% are linear in ln N (R^2 >= 0.9, "
-        "log-log slope < 0.3) for infection and grow like N (log-log slope > 0.9) for the sequential jailbreak",
+        "Infection is exponential: rounds to 90% carriers are linear in ln N (R^2 >= 0.9, log-log slope < 0.3)",
         experiment=rounds_vs_size,
-        check=lambda m: (m["infection_r2_vs_ln_n"] >= 0.9 and m["infection_loglog_slope"] < 0.3
-                         and m["sequential_loglog_slope"] > 0.9),
+        check=lambda m: m["infection_r2_vs_ln_n"] >= 0.9 and m["infection_loglog_slope"] < 0.3,
         paper="Eq. 8 / Remark I: O(log N) rounds; Fig. 3: sequential jailbreak grows linearly",
     ),
     Claim(
-        "At N = 256 after 32 rounds the infectious image infects >= 90% cumulatively, the sequential jailbreak <= "
-        "1/8 + 1/N and a non-infectious image (beta = 0) no agent beyond its seed",
+        "At N = 256 after 32 rounds the infectious image infects >= 90% of the agents cumulatively",
         experiment=rounds_vs_size,
-        check=lambda m: (m["baseline_infectious_cumulative_final"] >= 0.9
-                         and m["baseline_sequential_cumulative_final"] <= 0.13
-                         and m["baseline_noninfectious_cumulative_final"] <= 1 / 256 + 1e-9),
-        paper="Fig. 3 (left): sequential jailbreak ~1/8 after 32 rounds; prompt injections infect none",
+        check=lambda m: m["baseline_infectious_cumulative_final"] >= 0.9,
+        paper="Table 1: cumulative p_24 99.5-99.6% at N = 256; Fig. 3 (left): sequential jailbreak ~1/8 after 32 "
+              "rounds",
     ),
     Claim(
-        "The real society: the crafted image infects >= 90% of agents within 32 rounds; a clean image infects none",
+        "The real society: the crafted image infects >= 90% of agents within 32 rounds",
         experiment=real_society,
-        check=lambda m: m["crafted_cumulative_final"] >= 0.9 and m["clean_cumulative_final"] <= 0.01,
+        check=lambda m: m["crafted_cumulative_final"] >= 0.9,
         paper="Table 1: cumulative p_24 99.5-99.6% at N = 256; Fig. 3: a clean image / prompt injection infects none",
     ),
 ]
 
-__all__ = ["PAPER", "CLAIMS", "scaling", "rounds_vs_size", "defence"]
+REGIMES = [
+    Regime("Rounds to 90% carriers per unit ln N beside Eq. 8's 2 / (beta - 2 gamma), and the sequential "
+           "jailbreak's log-log slope (1 by its one-agent-per-round schedule)", experiment=rounds_vs_size,
+           metrics=["infection_slope_vs_ln_n", "theory_slope_vs_ln_n", "sequential_loglog_slope"],
+           paper="Eq. 8: 2 / (beta - 2 gamma) = 2.5 at beta 0.8; Fig. 3: sequential linear in N"),
+    Regime("Fig. 3 baselines at N = 256 after 32 rounds: the sequential jailbreak (33/256 by its schedule) and a "
+           "non-infectious jailbroken image (beta = 0: only its seed)", experiment=rounds_vs_size,
+           metrics=["baseline_sequential_cumulative_final", "baseline_noninfectious_cumulative_final"],
+           paper="Fig. 3 (left): sequential ~1/8; prompt injections infect none"),
+    Regime("The real society's clean control image: cumulative infection and the responder's HARMFUL rate on clean "
+           "bank images (0 by instruction tuning, which never targets HARMFUL on training-kind images)",
+           experiment=real_society, metrics=["clean_cumulative_final", "clean_harmful_rate", "attack_val_jsr"],
+           paper="Fig. 3: a clean image infects none"),
+]
+
+__all__ = ["PAPER", "CLAIMS", "REGIMES", "scaling", "rounds_vs_size", "defence", "real_society"]
