@@ -123,3 +123,20 @@ def test_a_graph_without_official_config_is_tuned_on_validation(monkeypatch):
     assert shared == paper.INIT
     paper._fit_gdem("cora", None, None, 0.25, 3, 50, distill_epochs=4)
     assert all(c["epochs"] == 4 for c in calls[1][0])
+
+
+@pytest.mark.parametrize("method", ["random", "gcond"])
+def test_the_nulls_fill_gdems_slot_with_the_baselines_own_run(method):
+    kwargs = dict(datasets=["csbm"], rates=[0.25], eval_epochs=5, distill_epochs=5, gcond_epochs=1)
+    m = as_citeseer(paper.accuracy(Context(seed=0), **kwargs, method=method))
+    assert m["citeseer_gdem_r025"] == m[f"citeseer_{method}_r025"]  # the same graph, the same evaluation GCN
+    if method == "gcond":
+        assert m["citeseer_seconds_ratio_r025"] == 1.0 and m["citeseer_gdem_seconds_r025"] > 0
+    with pytest.raises(ValueError, match="method"):
+        paper.accuracy(Context(seed=0), **kwargs, method="bogus")
+
+
+def test_the_loss_null_reads_the_initial_eigenbasis():
+    m = paper.efficiency(Context(seed=0), dataset="csbm", rates=[0.25], optimize=False)
+    assert m["eigen_loss_ratio_r025"] == 1.0 and m["epochs_r025"] == 1.0
+    assert paper.CLAIMS[5].evaluate(m).status == "fails"
