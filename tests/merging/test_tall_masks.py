@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from icml24.merging import TALLMasks, compute_tall_masks, multitask_vector
+from icml24.merging import TALLMasks, compute_tall_masks, multitask_vector, random_masks_like
 
 
 def test_lambda_zero_selects_all_nonzeros_of_a_single_task():
@@ -95,3 +95,13 @@ def test_blocked_rule_equals_the_whole_tensor_formula():
     expected = tv.abs() > lam.double().float().unsqueeze(1) * (mtl.unsqueeze(0) - tv).abs()
     assert torch.equal(compute_tall_masks(tv, mtl, lam), expected)
     assert torch.equal(compute_tall_masks(tv, mtl, 0.4), tv.abs() > 0.4 * (mtl - tv).abs())
+
+
+def test_random_masks_keep_each_tasks_count_and_move_the_weights():
+    masks = torch.rand(3, 1000, generator=torch.Generator().manual_seed(0)) < torch.tensor([[0.1], [0.5], [0.9]])
+    out = random_masks_like(masks, torch.Generator().manual_seed(1))
+    assert out.dtype == torch.bool and torch.equal(out.sum(1), masks.sum(1))
+    assert (out != masks).any(1).all()
+    assert torch.equal(out, random_masks_like(masks, torch.Generator().manual_seed(1)))
+    with pytest.raises(ValueError, match="boolean"):
+        random_masks_like(masks.float())

@@ -17,6 +17,7 @@ _EXPORTS: dict[str, str] = {
     "TALLMasks": ".tall_masks",
     "compute_tall_masks": ".tall_masks",
     "multitask_vector": ".tall_masks",
+    "random_masks_like": ".tall_masks",
     "ConsensusMerging": ".consensus",
     "consensus_mask": ".consensus",
     "mask_statistics": ".consensus",

@@ -75,6 +75,17 @@ def compute_tall_masks(task_vectors: torch.Tensor, multitask_vector: torch.Tenso
     return masks
 
 
+def random_masks_like(masks: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """Random boolean masks ``[T, P]`` keeping, per task, exactly as many weights as ``masks[t]`` does: the null
+    of a localization claim (same density, no localization)."""
+    if masks.ndim != 2 or masks.dtype != torch.bool:
+        raise ValueError(f"masks must be a boolean [T, P] tensor, got {masks.dtype} {tuple(masks.shape)}")
+    out = torch.zeros_like(masks)
+    for t, row in enumerate(masks):
+        out[t, torch.randperm(row.numel(), generator=generator)[:int(row.sum())]] = True
+    return out
+
+
 class TALLMasks:
     r"""TALL masks (TAsk LocaLization): which weights of the multi-task vector each task needs.
 

@@ -12,7 +12,7 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
-from icml24.core import Claim, Paper, experiment
+from icml24.core import Claim, Null, Paper, Regime, experiment
 from icml24.data import (
     TASK_SPECS,
     ImageTask,
@@ -30,6 +30,7 @@ from icml24.merging import (
     TaskArithmetic,
     TIESMerging,
     mask_statistics,
+    random_masks_like,
     task_vector_statistics,
 )
 
@@ -66,15 +67,15 @@ PAPER = Paper(
 
 ALPHAS = tuple(round(0.1 * i, 1) for i in range(1, 11))
 LAMBDAS = (0.2, 0.3, 0.4, 0.5, 0.6)
+MASKS = ("tall", "none", "random")  # TALL masks, or a null in their slot
+UNMASKED = Null("TA / TIES merged without masks in TALL masks' slot", {"masks": "none"})
+RANDOM_MASKS = Null("random masks of TALL's per-task density in TALL masks' slot", {"masks": "random"})
 _METHODS = ("zeroshot", "ta", "ties", "tall_ta", "tall_ties", "consensus_ta", "consensus_ties")
 
 
 def _linear(in_features: int, out_features: int, generator: torch.Generator | None = None) -> nn.Linear:
-    """``nn.Linear`` with PyTorch's default init (weight and bias ~ U(+-1/sqrt(in))) drawn from ``generator``.
-
-    ``skip_init`` builds the layer without touching the global RNG; without a generator the weights stay
-    uninitialized (the caller overwrites them).
-    """
+    """``nn.Linear`` with PyTorch's default init drawn from ``generator`` (``skip_init``: the global RNG is left
+    alone); without a generator the weights stay uninitialized (the caller overwrites them)."""
     layer = nn.utils.skip_init(nn.Linear, in_features, out_features)
     if generator is not None:
         bound = 1.0 / math.sqrt(in_features)
@@ -88,10 +89,8 @@ class _Backbone(nn.Module):
     def __init__(self, num_features: int, hidden: int, generator: torch.Generator | None, depth: int = 2):
         super().__init__()
         sizes = [num_features] + [hidden] * depth
-        layers = []
-        for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-            layers += [_linear(fan_in, fan_out, generator), nn.ReLU()]
-        self.layers = nn.Sequential(*layers)
+        self.layers = nn.Sequential(*[layer for fan_in, fan_out in zip(sizes[:-1], sizes[1:])
+                                      for layer in (_linear(fan_in, fan_out, generator), nn.ReLU())])
 
     def forward(self, x):
         return self.layers(x)
@@ -109,9 +108,7 @@ def _train(backbone: nn.Module, head: nn.Module, x: torch.Tensor, y: torch.Tenso
         order = torch.randperm(len(y), generator=generator)
         for start in range(0, len(y), batch_size):
             idx = order[start:start + batch_size]
-            inputs = x[idx]
-            if noise > 0:
-                inputs = inputs + noise * torch.randn(inputs.shape, generator=generator)
+            inputs = x[idx] + noise * torch.randn(x[idx].shape, generator=generator) if noise > 0 else x[idx]
             loss = nn.functional.cross_entropy(head(backbone(inputs)), y[idx])
             optimizer.zero_grad()
             loss.backward()
@@ -119,11 +116,8 @@ def _train(backbone: nn.Module, head: nn.Module, x: torch.Tensor, y: torch.Tenso
 
 
 def _derived_head(base_head: nn.Linear, spec: str, num_classes: int) -> nn.Linear:
-    """A frozen task head derived from the pre-trained classifier, as CLIP derives zero-shot heads from text.
-
-    Each task class ``c`` gets the mean weight row of the source digits the task's label map sends to ``c`` (for
-    tasks with no label map this is the base head itself; for ``shift:k`` a row permutation).
-    """
+    """A frozen task head derived from the pre-trained classifier, as CLIP derives zero-shot heads from text: task
+    class ``c`` gets the mean weight row of the source digits the task's label map sends to ``c``."""
     mapped = torch.from_numpy(label_map(spec, base_head.out_features))
     assign = torch.zeros(num_classes, base_head.out_features)
     assign[mapped, torch.arange(base_head.out_features)] = 1.0
@@ -170,10 +164,7 @@ class _Pretrained:
 
     def finetune(self, ctx, epochs: int, lr: float, optimizer: str):
         """Fine-tune the whole backbone on each task from theta_0; returns ``(theta_0 [P], theta_t [T, P], ev)``.
-
-        Task ``t`` draws its minibatches from the stream ``("finetune", t)``: adding tasks or epochs leaves the
-        earlier tasks' runs (and the first epochs) unchanged.
-        """
+        Task ``t`` draws its minibatches from the stream ``("finetune", t)``: more tasks leave earlier ones alone."""
         finetuned = []
         for t, task in enumerate(ctx.progress(self.tasks, description="fine-tuning tasks", total=len(self.tasks))):
             self.backbone.load_state_dict(self.base_state)
@@ -264,28 +255,37 @@ def _normalized(ev: _Evaluator, vectors, tasks_idx, reference: np.ndarray, split
                      for t in tasks_idx])
 
 
+class _Unmasked:
+    """The null of the reconstruction claims in TALL masks' slot: the multi-task merge (alpha on validation) for
+    every task, no mask (all ones, so Consensus keeps every weight)."""
+    def __init__(self, merger, tall: TALLMasks):
+        self.masks_, self.lambdas_, self.merged = torch.ones_like(tall.masks_), tall.lambdas_, merger.merged_vector()
+
+    def reconstruct(self, task: int) -> torch.Tensor:
+        return self.merged
+
+
 def _evaluate_count(ev: _Evaluator, base: torch.Tensor, tuned: torch.Tensor, individual: dict[str, np.ndarray],
-                    num_tasks: int) -> tuple[dict[str, float], dict]:
-    """All methods on the first ``num_tasks`` tasks; alpha and lambda_t chosen on validation."""
+                    num_tasks: int, slot: tuple[str, object]) -> tuple[dict[str, float], dict]:
+    """All methods on the first ``num_tasks`` tasks; alpha and lambda_t chosen on validation. ``slot`` is
+    (``masks``, ctx): ``"tall"``, or a null in TALL masks' slot (``"none"``: the merge itself; ``"random"``)."""
     idx = range(num_tasks)
     tuned = tuned[:num_tasks]
     val_ref, test_ref = individual["val"], individual["test"]
 
-    def avg_val(vector):
-        return float(_normalized(ev, vector, idx, val_ref, "val").mean())
-
-    def task_val(task, vector):
-        return ev.accuracy(vector, task, "val")
-
-    tall = {name: TALLMasks(LAMBDAS, multitask=name).fit(base, tuned, score=task_val) for name in ("ta", "ties")}
-    mergers = {
-        "ta": TaskArithmetic(scaling=ALPHAS).fit(base, tuned, score=avg_val),
-        "ties": TIESMerging(density=0.2, aggregation="mean", scaling=ALPHAS).fit(base, tuned, score=avg_val),
+    avg_val = lambda vector: float(_normalized(ev, vector, idx, val_ref, "val").mean())  # noqa: E731
+    task_val = lambda task, vector: ev.accuracy(vector, task, "val")  # noqa: E731
+    fitted = {name: TALLMasks(LAMBDAS, multitask=name).fit(base, tuned, score=task_val) for name in ("ta", "ties")}
+    mergers = {"ta": TaskArithmetic(scaling=ALPHAS).fit(base, tuned, score=avg_val),
+               "ties": TIESMerging(density=0.2, aggregation="mean", scaling=ALPHAS).fit(base, tuned, score=avg_val)}
+    tall = dict(fitted) if slot[0] != "none" else {n: _Unmasked(mergers[n], t) for n, t in fitted.items()}
+    for name, model in fitted.items() if slot[0] == "random" else ():  # same per-task count, random place
+        model.masks_ = random_masks_like(model.masks_, slot[1].torch_generator("random-masks", num_tasks, name))
+    mergers.update({
         "consensus_ta": ConsensusMerging(k=2, multitask="ta", scaling=ALPHAS).fit(base, tuned, tall["ta"].masks_,
                                                                                   score=avg_val),
         "consensus_ties": ConsensusMerging(k=2, multitask="ties", scaling=ALPHAS).fit(
-            base, tuned, tall["ties"].masks_, score=avg_val),
-    }
+            base, tuned, tall["ties"].masks_, score=avg_val)})
     normalized = {"zeroshot": _normalized(ev, base, idx, test_ref, "test")}
     normalized.update({name: _normalized(ev, m.merged_vector(), idx, test_ref, "test") for name, m in mergers.items()})
     for name, model in tall.items():
@@ -301,10 +301,8 @@ def _evaluate_count(ev: _Evaluator, base: torch.Tensor, tuned: torch.Tensor, ind
     for name in ("ta", "ties", "consensus_ta", "consensus_ties"):
         metrics[prefix + f"{name}_alpha"] = mergers[name].scaling_
     stats = mask_statistics(tall["ta"].masks_)
-    metrics[prefix + "catastrophic_frac"] = stats["catastrophic"]
-    metrics[prefix + "selfish_frac"] = stats["selfish"]
-    metrics[prefix + "general_frac"] = stats["general"]
-    store = tall["ta"].compress()  # the (64 + T) / (32 T) arithmetic is a unit test, not a claim
+    metrics.update({prefix + f"{kind}_frac": stats[kind] for kind in ("catastrophic", "selfish", "general")})
+    store = fitted["ta"].compress()  # the (64 + T) / (32 T) arithmetic is a unit test, not a claim
     metrics[prefix + "storage_ratio"] = store.nbits / store.separate_nbits
     details = {"normalized": {k: v.tolist() for k, v in normalized.items()}, "histogram": stats["histogram"],
                "lambdas_ta": tall["ta"].lambdas_.tolist(), "lambdas_ties": tall["ties"].lambdas_.tolist()}
@@ -314,14 +312,12 @@ def _evaluate_count(ev: _Evaluator, base: torch.Tensor, tuned: torch.Tensor, ind
 def _regime(base: torch.Tensor, tuned: torch.Tensor) -> tuple[dict[str, float], dict]:
     """The regime the claims depend on: size, alignment and concentration of the task vectors."""
     stats = task_vector_statistics(base, tuned)
-    metrics = {"tau_rel_norm": float(np.mean(stats["rel_norm"])), "tau_rel_norm_max": float(max(stats["rel_norm"])),
-               "tau_mean_abs_cos": stats["mean_abs_cos"], "tau_energy_top1": float(np.mean(stats["energy_top1"])),
-               "tau_energy_top5": float(np.mean(stats["energy_top5"])),
-               "tau_kurtosis": float(np.mean(stats["kurtosis"]))}
+    metrics = {"tau_rel_norm_max": float(max(stats["rel_norm"])), "tau_mean_abs_cos": stats["mean_abs_cos"],
+               **{f"tau_{k}": float(np.mean(stats[k])) for k in ("rel_norm", "energy_top1", "energy_top5", "kurtosis")}}
     return metrics, stats
 
 
-def _evaluate(base: torch.Tensor, tuned: torch.Tensor, ev: _Evaluator, counts: list[int]):
+def _evaluate(base: torch.Tensor, tuned: torch.Tensor, ev: _Evaluator, counts: list[int], slot):
     """Regime measurements and individual / zero-shot accuracies, then every method for each T in ``counts``."""
     individual = {split: np.array([ev.accuracy(tuned[t], t, split) for t in range(len(tuned))])
                   for split in ("val", "test")}
@@ -331,7 +327,7 @@ def _evaluate(base: torch.Tensor, tuned: torch.Tensor, ev: _Evaluator, counts: l
                "num_params": float(base.numel()), **regime}
     details = {"individual_test": individual["test"].tolist(), "zeroshot_test": zeroshot.tolist(), "regime": stats}
     for count in counts:
-        m, details[f"t{count}"] = _evaluate_count(ev, base, tuned, individual, count)
+        m, details[f"t{count}"] = _evaluate_count(ev, base, tuned, individual, count, slot)
         metrics.update(m)
     return metrics, details
 
@@ -344,8 +340,10 @@ def _check_grid(name: str, values: list[int], low: int, high: int | None = None)
     return grid
 
 
-def _report(ctx, name: str, base, tuned, ev, counts: list[int]) -> dict[str, float]:
-    metrics, details = _evaluate(base, tuned, ev, counts)
+def _report(ctx, name: str, base, tuned, ev, counts: list[int], masks: str) -> dict[str, float]:
+    if masks not in MASKS:
+        raise ValueError(f"masks must be one of {MASKS}, got {masks!r}")
+    metrics, details = _evaluate(base, tuned, ev, counts, (masks, ctx))
     ctx.log(", ".join(f"{k}={v:.3f}" for k, v in metrics.items() if "_norm_acc" in k or k.startswith("tau_")))
     ctx.artifact(f"{name}_details", {"tasks": list(TASK_SPECS[: counts[-1]]), **details})
     _figures(ctx, name, metrics, counts, details)
@@ -354,17 +352,14 @@ def _report(ctx, name: str, base, tuned, ev, counts: list[int]) -> dict[str, flo
 
 def _figures(ctx, name: str, metrics: dict[str, float], counts: list[int], details: dict) -> None:
     import matplotlib
-
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
     for method in _METHODS:
         ax1.plot(counts, [100 * metrics[f"t{c}_{method}_norm_acc"] for c in counts], marker="o", label=method)
     ax1.set(xlabel="number of tasks T", ylabel="mean normalized test accuracy (%)", xticks=counts,
             title="Merging and TALL reconstruction vs. T")
-    handles, labels = ax1.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=len(_METHODS), fontsize=8, frameon=False)
+    fig.legend(*ax1.get_legend_handles_labels(), loc="lower center", ncol=len(_METHODS), fontsize=8, frameon=False)
     fig.subplots_adjust(bottom=0.2)
     histogram = details[f"t{counts[-1]}"]["histogram"]
     ax2.bar(range(len(histogram)), histogram, color=["tab:red", "tab:orange"] + ["tab:blue"] * (len(histogram) - 2))
@@ -373,34 +368,36 @@ def _figures(ctx, name: str, metrics: dict[str, float], counts: list[int], detai
     ctx.figure(f"{name}_accuracy_and_overlap", fig)
 
 
-
 @experiment(PAPER,
             quick={"task_counts": [4, 8, 14], "seeds": 2},
             full={"task_counts": [4, 8, 14], "seeds": 10},
             smoke={"task_counts": [4, 8, 14], "hidden": 24, "pretrain_epochs": 1, "finetune_steps": 20, "seeds": 1},
-            threads=1)  # the MLP is tiny: intra-op threads only contend
+            threads=1, null=UNMASKED)  # the MLP is tiny: intra-op threads only contend
 def merging(ctx, source: str = "digits", task_counts: list[int] = (4, 8, 14), hidden: int = 256, depth: int = 3,
-            pretrain_epochs: int = 8, finetune_steps: int = 400, finetune_lr: float = 0.01) -> dict[str, float]:
+            pretrain_epochs: int = 8, finetune_steps: int = 400, finetune_lr: float = 0.01,
+            masks: str = "tall") -> dict[str, float]:
     """One seed, the paper's regime: a broadly pre-trained base (cached), lightly fine-tuned on 4, 8 and 14 tasks.
 
     The base is built once (``ctx.cached``); the seed draws the fine-tuning minibatches. Knobs from ``regime_sweep``
     (lr 0.01, 400 steps: validation 0.973 vs best 0.981, ||tau|| / ||theta_0|| 0.20 vs 0.72). Linear-probe heads
     already matched fine-tuned accuracy (0.972 vs 0.97), so tasks use frozen zero-shot heads, as CLIP's are.
+    ``masks`` puts a null in TALL masks' slot (the ``tall_*`` and mask metrics, Consensus's masks): ``"none"``
+    (TA / TIES without masks), ``"random"`` (random masks keeping each task's TALL count).
     """
     counts = _check_grid("task_counts", task_counts, 2, len(TASK_SPECS))
     broad = _BroadBase(ctx, source, counts[-1], hidden, depth, pretrain_epochs)
     base, tuned, ev = broad.finetune(ctx, finetune_steps, finetune_lr)
-    return _report(ctx, "merging", base, tuned, ev, counts)
+    return _report(ctx, "merging", base, tuned, ev, counts, masks)
 
 
 @experiment(PAPER,
             quick={"task_counts": [4, 8, 14], "seeds": 1},
             full={"task_counts": [4, 8, 14], "seeds": 10},
             smoke={"task_counts": [4, 8, 14], "hidden": 32, "pretrain_epochs": 2, "finetune_epochs": 1, "seeds": 1},
-            threads=1)
+            threads=1, null=UNMASKED)
 def merging_large_vectors(ctx, source: str = "digits", task_counts: list[int] = (4, 8, 14), hidden: int = 256,
-                          pretrain_epochs: int = 40, finetune_epochs: int = 15,
-                          finetune_lr: float = 0.02) -> dict[str, float]:
+                          pretrain_epochs: int = 40, finetune_epochs: int = 15, finetune_lr: float = 0.02,
+                          masks: str = "tall") -> dict[str, float]:
     """One seed of the second setting, "large, conflicting task vectors": the previous stand-in, kept for contrast.
 
     A 2-layer MLP pre-trained on the digits alone, then 15 epochs of SGD (lr 0.02) per task (||tau|| / ||theta_0||
@@ -409,23 +406,25 @@ def merging_large_vectors(ctx, source: str = "digits", task_counts: list[int] = 
     counts = _check_grid("task_counts", task_counts, 2, len(TASK_SPECS))
     pretrained = _Pretrained(ctx, source, counts[-1], hidden, pretrain_epochs)
     base, tuned, ev = pretrained.finetune(ctx, finetune_epochs, finetune_lr, "sgd")
-    return _report(ctx, "merging_large_vectors", base, tuned, ev, counts)
+    return _report(ctx, "merging_large_vectors", base, tuned, ev, counts, masks)
 
 
 @experiment(PAPER,
             quick={"lrs": [0.01, 0.03, 0.1], "steps": [100, 400], "seeds": 1},
             full={"lrs": [0.003, 0.01, 0.03, 0.1], "steps": [50, 100, 200, 400, 800], "seeds": 3},
             smoke={"lrs": [0.03], "steps": [10, 20], "num_tasks": 2, "hidden": 24, "pretrain_epochs": 1, "seeds": 1},
-            threads=1)
+            threads=1, null=Null("no fine-tuning (theta_t = theta_0)", {"finetune": False}, cheap=True))
 def regime_sweep(ctx, lrs: list[float] = (0.01, 0.03, 0.1), steps: list[int] = (100, 200, 400), num_tasks: int = 8,
                  hidden: int = 256, depth: int = 3, pretrain_epochs: int = 8,
-                 tolerance: float = 0.01) -> dict[str, float]:
+                 tolerance: float = 0.01, finetune: bool = True) -> dict[str, float]:
     """Choose the fine-tuning knobs on validation and regime metrics only (no merge evaluated, no test split read).
 
     For each (lr, steps): mean validation accuracy of the fine-tuned tasks, ``tau_rel_norm``, mean |cos|, top-1%
     energy (``lr{i}_s{steps}_...``, ``i`` indexing ``lrs``). The rule: among settings whose validation accuracy is
     within ``tolerance`` of the best, take the smallest ``tau_rel_norm`` (the lightest fine-tuning that still
     learns the tasks): ``chosen_lr``, ``chosen_steps``. ``merging``'s defaults are the rule's choice at quick.
+    ``tau_growth_min``: the smallest increase of ``tau_rel_norm`` between consecutive steps at one lr.
+    ``finetune=False`` (the null) takes no step: every theta_t is theta_0.
     """
     if not 2 <= num_tasks <= len(TASK_SPECS):
         raise ValueError(f"num_tasks must be between 2 and {len(TASK_SPECS)}, got {num_tasks}")
@@ -437,8 +436,8 @@ def regime_sweep(ctx, lrs: list[float] = (0.01, 0.03, 0.1), steps: list[int] = (
     rows = []
     for i, lr in enumerate(lrs):
         for num_steps in step_grid:
-            base, tuned, ev = broad.finetune(ctx, num_steps, lr)
-            regime, _ = _regime(base, tuned)
+            base, tuned, ev = broad.finetune(ctx, num_steps if finetune else 0, lr)
+            regime = _regime(base, tuned)[0] if finetune else {"tau_rel_norm": 0.0}  # no step: no direction
             val = float(np.mean([ev.accuracy(tuned[t], t, "val") for t in range(num_tasks)]))
             tag = f"lr{i}_s{num_steps}_"
             out.update({tag + "val_acc": val, **{tag + k: v for k, v in regime.items()}})
@@ -446,6 +445,7 @@ def regime_sweep(ctx, lrs: list[float] = (0.01, 0.03, 0.1), steps: list[int] = (
     out["zeroshot_val_acc"] = float(np.mean([ev.accuracy(base, t, "val") for t in range(num_tasks)]))
     best = max(row[0] for row in rows)
     chosen = min((row for row in rows if row[0] >= best - tolerance), key=lambda row: row[1])
+    out["tau_growth_min"] = min((b[1] - a[1] for a, b in zip(rows, rows[1:]) if a[2] == b[2]), default=0.0)
     out.update({"best_val_acc": best, "chosen_val_acc": chosen[0], "chosen_tau_rel_norm": chosen[1],
                 "chosen_lr": float(chosen[2]), "chosen_steps": float(chosen[3])})
     return out
@@ -454,14 +454,6 @@ def regime_sweep(ctx, lrs: list[float] = (0.01, 0.03, 0.1), steps: list[int] = (
 def _consensus_not_worse(m: dict[str, float], count: int) -> bool:
     return (m[f"t{count}_consensus_ta_norm_acc"] >= m[f"t{count}_ta_norm_acc"]
             and m[f"t{count}_consensus_ties_norm_acc"] >= m[f"t{count}_ties_norm_acc"])
-
-
-def _longer_is_larger(m: dict[str, float]) -> bool:
-    """At every learning rate ``i`` of the sweep, ||tau|| / ||theta_0|| does not shrink as the steps grow."""
-    grid = sorted((int(k[2:k.index("_")]), int(k.split("_")[1][1:]), k) for k in list(m) if k.startswith("lr")
-                  and k.endswith("_tau_rel_norm"))
-    pairs = [(a, b) for a, b in zip(grid, grid[1:]) if a[0] == b[0]]
-    return bool(pairs) and all(m[b[2]] >= m[a[2]] for a, b in pairs)
 
 
 def _grows(m: dict[str, float], kind: str) -> bool:
@@ -483,18 +475,26 @@ CLAIMS = [
           paper="20 tasks: 57 Gb -> 8.2 Gb with 99.7% of the performance (abstract)"),
     Claim("Consensus-TA >= TA and Consensus-TIES >= TIES in mean normalized accuracy, on 8 and on 14 tasks",
           experiment=merging,
-          check=lambda m: _consensus_not_worse(m, 8) and _consensus_not_worse(m, 14),
+          check=lambda m: _consensus_not_worse(m, 8) and _consensus_not_worse(m, 14), null=RANDOM_MASKS,
           paper="Consensus improves TA and TIES for 8, 14 and 20 tasks (Table 3; +1 to +5 points)"),
     Claim("Selfish (one task) and catastrophic (no task) weights grow with the number of tasks: each fraction is "
           "non-decreasing from 4 to 8 to 14 tasks and larger at 14 than at 4 (TA masks)",
           experiment=merging,
-          check=lambda m: _grows(m, "selfish") and _grows(m, "catastrophic"),
+          check=lambda m: _grows(m, "selfish") and _grows(m, "catastrophic"), null=RANDOM_MASKS,
           paper="Figure 3: the shares of selfish and catastrophic weights grow with the number of tasks"),
     Claim("With large, conflicting task vectors (the second setting) TALL reconstruction still keeps >= 99% on every "
           "task (8 tasks, TA and TIES)", experiment=merging_large_vectors,
           check=lambda m: min(m["t8_tall_ta_min_norm_acc"], m["t8_tall_ties_min_norm_acc"]) >= 0.99,
           paper="> 99% in the paper's regime; this setting records whether it holds outside it"),
-    Claim("Longer fine-tuning gives larger task vectors: at every swept lr, ||tau|| / ||theta_0|| grows with the steps",
-          experiment=regime_sweep, check=_longer_is_larger,
-          paper="Sec. 3: lightly fine-tuned task vectors are small relative to the pre-trained weights"),
+    Claim("Light fine-tuning learns the held-out tasks: at the sweep's choice (the smallest task vectors within "
+          "tolerance of the best validation accuracy) mean validation accuracy is >= 5 points above the zero-shot "
+          "base's", experiment=regime_sweep, check=lambda m: m["chosen_val_acc"] >= m["zeroshot_val_acc"] + 0.05,
+          paper="Sec. 3 / Table 2: fine-tuned models far above zero-shot (ViT-B/32, 8 tasks), task vectors small"),
+]
+
+REGIMES = [
+    Regime("||tau|| / ||theta_0|| against fine-tuning length: its smallest increase between consecutive swept steps "
+           "at one lr (it grows with the steps by the nature of SGD from theta_0: no null can fail it)",
+           experiment=regime_sweep, metrics=["tau_growth_min", "chosen_tau_rel_norm", "chosen_steps"],
+           paper="Sec. 3: lightly fine-tuned task vectors are small relative to the pre-trained weights"),
 ]
