@@ -26,8 +26,8 @@ def test_smoke_runs_give_finite_metrics_the_regime_and_decidable_claims(smoke_me
 
 def _good():
     return {
-        "search": {"search_any_reached": 1.0, "search_min_nnz": 22.0, "fixed_init_success_rate": 0.125,
-                   "fixed_init_gap": 0.03},
+        "search": {"search_any_reached": 1.0, "search_min_nnz": 22.0, "budget_success_rate": 0.125,
+                   "budget_gap": 0.03},
         "pruners": {"max_success_rate": 0.2, "dense_min_accuracy_wide": 0.99, "dense_min_accuracy": 0.96,
                     "target": 0.95,
                     "accuracy_drop_narrow_to_wide": 0.1, "success_drop_narrow_to_wide": 0.1,
@@ -42,7 +42,7 @@ def test_every_claim_can_fail(claims_can_fail):
         {"max_success_rate": 0.8},  # some pruner finds the sparse network most of the time
         {"accuracy_drop_in_regime": -0.05},  # wider starts prune better
         {"dead_path_fraction": 0.0, "mean_dead_weights": 0.0},  # pruned networks are clean
-        {"fixed_init_success_rate": 0.75},  # the optimal init rescues the pruners
+        {"budget_success_rate": 0.75},  # as many tries as the search rescue the pruners
     ]
     claims_can_fail(paper.CLAIMS, _good(), bad)
 
@@ -72,9 +72,21 @@ def test_the_width_comparison_starts_at_the_narrowest_width_in_the_regime():
     assert out["regime_narrowest_width"] == 3 and out["success_drop_in_regime"] == 1.0
 
 
-def test_fixed_init_claim_needs_a_successful_search():
+def test_budget_claim_needs_a_successful_search_and_a_gap():
     claim = paper.CLAIMS[4]
     assert claim.evaluate({**_good()["search"], "search_any_reached": 0.0}).status == "fails"
+    assert claim.evaluate({**_good()["search"], "budget_gap": 0.0}).status == "fails"  # a pruner ties the winner
+
+
+def test_the_pruner_in_the_search_slot_is_the_budget_studys_own_run(tmp_path):
+    from icml24.core import Context
+
+    config = {**paper.search.config(setting="smoke"), "phase1_grid": [], "method": "gmp"}
+    m = paper.search(Context(seed=0, out_dir=tmp_path), **config)
+    assert m["budget_gmp_accuracy"] == m["search_accuracy"] and m["budget_gap"] <= 0.0
+    assert m["budget_tries"] == 8.0 and m["masks_evaluated"] >= 8.0  # the search's tries per level
+    with pytest.raises(ValueError, match="method"):
+        paper.search(Context(seed=0, out_dir=tmp_path), **{**config, "method": "bogus"})
 
 
 def test_settings_follow_the_paper():

@@ -49,3 +49,15 @@ def test_bad_settings_are_rejected():
         PrunerComparison((3,), 10, imp_rounds=1)
     with pytest.raises(ValueError, match="inits"):
         PrunerComparison((3,), 10).fit(*cubist_spiral(256), inits={3: BatchedMaskedMLP((2, 4, 4, 4, 1), 1)})
+
+
+def test_tries_train_independent_initialisations_and_keep_the_best():
+    x, y = cubist_spiral(400)
+    study = PrunerComparison((3,), 24, ("snip", "gmp", "imp"), epochs=2, imp_rounds=3, tries=3)
+    study.fit(x, y, generator=torch.Generator().manual_seed(0))
+    assert len(study.try_inits_[3]) == 3 and study.inits_[3] is study.try_inits_[3][0]
+    for key, accs in study.try_accuracy_.items():
+        assert len(accs) == 3 and study.accuracy_[key] == max(accs) == accs[study.best_try_[key]]
+    assert not torch.equal(study.try_inits_[3][0].weights[0], study.try_inits_[3][1].weights[0])
+    with pytest.raises(ValueError, match="tries"):
+        PrunerComparison((3,), 24, tries=0)

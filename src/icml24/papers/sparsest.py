@@ -11,10 +11,11 @@ import time
 
 import numpy as np
 
-from icml24.core import Claim, Paper, experiment
+from icml24.core import Claim, Null, Paper, Regime, experiment
 from icml24.pruning import (
     CombinatorialSearch,
     PrunerComparison,
+    candidate_masks,
     cubist_spiral,
     dead_path_counts,
     minimal_widths,
@@ -69,6 +70,8 @@ def _recipe(epochs: int, lr: float, batch_size: int = 128) -> dict:
            "phase1_grid": [3],
            "fixed_init_methods": ["snip", "prospr", "gmp", "rigl"]},
     threads=1,
+    null=Null("GMP (the strongest pruner) in the search's slot: the same nonzero levels, as many fresh "
+              "initialisations per level as the search trains masks", {"method": "gmp"}),
 )
 def search(ctx, widths: list[int] = (3, 3, 3), target: float = 0.95, num_points: int = 50_000, epochs: int = 50,
            lr: float = 0.1, batch_size: int = 128, inits: int = 1, max_masks_per_nnz: int = 0, levels_per_run: int = 1,
@@ -76,10 +79,14 @@ def search(ctx, widths: list[int] = (3, 3, 3), target: float = 0.95, num_points:
            phase1_grid: list[int] = (1, 2, 3, 4), phase1_inits: int = 1,
            fixed_init_methods: list[str] = ("snip", "iter_snip", "force", "grasp", "synflow", "prospr", "gmp",
                                             "rigl", "magnitude", "imp"),
-           imp_rounds: int = 3) -> dict[str, float]:
+           imp_rounds: int = 3, method: str = "search") -> dict[str, float]:
     """Phase 1 (minimal widths over phase1_grid^3, neurons masked in a width-16 network), phase 2 (the mask
     search at ``widths``, stopping at the first nonzero count that reaches ``target``), then the "fixed init"
-    study: every pruner from the search winner's width and initialisation, at its nonzero count.
+    study: every pruner from the search winner's width and initialisation, at its nonzero count (one run each, a
+    Regime), and the budget study: every pruner at the winner's nonzero count with as many fresh initialisations as
+    the search trained masks at that level (its best try; the claim). ``method`` (a pruner name: the null) puts
+    that pruner in the search's slot: at each nonzero level it prunes as many fresh initialisations as the search
+    trains masks there, stopping at the first level where a try reaches ``target``.
 
     The search's nonzero count includes the dense classifier (d3 weights), biases excluded ('Weight NNZ').
 
@@ -104,9 +111,18 @@ def search(ctx, widths: list[int] = (3, 3, 3), target: float = 0.95, num_points:
         if tuple(widths) in phase1["accuracy"]:  # the regime: the dense network at the search's widths
             metrics["dense_search_widths_accuracy"] = phase1["accuracy"][tuple(widths)]
     start = time.perf_counter()
-    finder = CombinatorialSearch(tuple(widths), target, inits=inits, max_nnz=max_nnz or None,
-                                 max_masks_per_nnz=max_masks_per_nnz or None, levels_per_run=levels_per_run, **recipe)
-    finder.fit(x, y, generator=gen, progress=lambda nnz, n, acc: ctx.log("nnz %d: %d masks, best %.4f", nnz, n, acc))
+    if method == "search":
+        finder = CombinatorialSearch(tuple(widths), target, inits=inits, max_nnz=max_nnz or None,
+                                     max_masks_per_nnz=max_masks_per_nnz or None, levels_per_run=levels_per_run,
+                                     **recipe)
+        finder.fit(x, y, generator=gen, progress=lambda nnz, n, acc: ctx.log("nnz %d: %d masks, best %.4f", nnz, n,
+                                                                             acc))
+    elif method in PRUNERS and len(set(widths)) == 1:
+        finder = _PrunerInSlot(ctx, method, tuple(widths), target, max_nnz, max_masks_per_nnz, inits, imp_rounds,
+                               recipe)
+        finder.fit(x, y)
+    else:
+        raise ValueError(f"method must be 'search' or a pruner of {PRUNERS} (equal widths), got {method!r}")
     seconds = time.perf_counter() - start
     metrics.update({
         "search_reached": float(finder.reached_), "search_nnz": float(finder.nnz_),
@@ -123,7 +139,56 @@ def search(ctx, widths: list[int] = (3, 3, 3), target: float = 0.95, num_points:
         metrics["fixed_init_gap"] = finder.accuracy_ - max(accs)
         for m, a in zip(fixed_init_methods, accs):
             metrics[f"fixed_init_{m}_accuracy"] = a
+        tries = len(finder.level_accuracy_[finder.nnz_]) * inits  # the budget: the search's networks at that level
+        budget = [_pruner_tries(ctx, m, w, finder.nnz_, tries, x, y, imp_rounds, recipe).accuracy_[(m, w)]
+                  for m in fixed_init_methods]
+        metrics.update({"budget_tries": float(tries),
+                        "budget_success_rate": float(np.mean([a >= target for a in budget])),
+                        "budget_best_pruner_accuracy": max(budget), "budget_gap": finder.accuracy_ - max(budget)})
+        metrics.update({f"budget_{m}_accuracy": a for m, a in zip(fixed_init_methods, budget)})
     return metrics
+
+
+def _pruner_tries(ctx, method: str, width: int, nnz: int, tries: int, x, y, imp_rounds: int, recipe: dict):
+    """``method`` at ``nnz`` weights from ``tries`` fresh width-``width`` initialisations trained in one batch; the
+    stream depends only on (method, nnz), so the null's slot and the budget study run the same networks."""
+    study = PrunerComparison((width,), nnz, (method,), imp_rounds=imp_rounds, tries=tries, **recipe)
+    return study.fit(x, y, generator=ctx.torch_generator("pruner-tries", method, nnz))
+
+
+class _PrunerInSlot:
+    """A pruner in the search's slot (the null): the search's nonzero levels, as many fresh initialisations per
+    level as the search trains masks there, stopping at the first level where a try reaches the target. Exposes
+    the search's fitted attributes."""
+
+    def __init__(self, ctx, method, widths, target, max_nnz, max_masks, inits, imp_rounds, recipe):
+        self.ctx, self.method, self.widths, self.target, self.inits = ctx, method, widths, target, inits
+        self.max_nnz, self.max_masks, self.imp_rounds, self.recipe = max_nnz, max_masks, imp_rounds, recipe
+
+    def fit(self, x, y):
+        d, w = (2, *self.widths), self.widths[0]
+        lo, hi = (sum(f(d[i], d[i + 1]) for i in range(3)) for f in (max, lambda a, b: a * b))
+        hi = min(hi, self.max_nnz - d[3]) if self.max_nnz else hi
+        self.reached_, self.accuracy_, self.masks_evaluated_, self.level_accuracy_ = False, -1.0, 0, {}
+        for hidden in range(lo, hi + 1):
+            count = len(candidate_masks(self.widths, hidden)[0])
+            if count == 0:
+                continue
+            masks, total = min(count, self.max_masks or count), hidden + d[3]
+            study = _pruner_tries(self.ctx, self.method, w, total, masks * self.inits, x, y, self.imp_rounds,
+                                  self.recipe)
+            self.level_accuracy_[total] = study.try_accuracy_[(self.method, w)][::self.inits]
+            self.masks_evaluated_ += masks
+            tries = masks * self.inits
+            acc = study.accuracy_[(self.method, w)]
+            self.ctx.log("%s nnz %d: %d tries, best %.4f", self.method, total, tries, acc)
+            if acc > self.accuracy_ or acc >= self.target:
+                self.nnz_, self.accuracy_ = total, acc
+                self.init_ = study.try_inits_[w][study.best_try_[(self.method, w)]]
+            if acc >= self.target:
+                self.reached_ = True
+                break
+        return self
 
 
 @search.summarizer
@@ -235,13 +300,19 @@ CLAIMS = [
         paper="Sec. 5: pruners leave disconnected paths",
     ),
     Claim(
-        "Even from the search winner's width and initialisation, pruners succeed in <= 40% of cases and stay "
-        "below the winner's accuracy",
+        "At the search's winning nonzero count and width, every pruner given as many tries (fresh initialisations) "
+        "as the search trained masks there stays below the winner's accuracy, and <= 40% of pruners reach the target",
         experiment=search,
-        check=lambda m: (m["search_any_reached"] >= 1 and m["fixed_init_success_rate"] <= 0.4
-                         and m["fixed_init_gap"] > 0),
-        paper="Sec. 5: fixed-init runs (BENCH-95) still get stuck at suboptimal solutions",
+        check=lambda m: (m["search_any_reached"] >= 1 and m["budget_success_rate"] <= 0.4 and m["budget_gap"] > 0),
+        paper="Sec. 4-5 and issue #40: judge every pruner at the budget the search succeeds at",
     ),
+]
+
+REGIMES = [
+    Regime("Fixed init (BENCH-95): each pruner once from the search winner's initialisation, at its nonzero count, "
+           "against the winner, the best of every mask the search trained (not a race at equal tries)",
+           experiment=search, metrics=["fixed_init_success_rate", "fixed_init_best_pruner_accuracy", "fixed_init_gap"],
+           paper="Sec. 5: fixed-init runs still get stuck at suboptimal solutions"),
 ]
 
 __all__ = ["PAPER", "CLAIMS", "search", "pruners"]

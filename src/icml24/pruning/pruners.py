@@ -90,16 +90,19 @@ class PrunerComparison(FittedAttributes):
     for GMP (199); ``rigl_delta`` steps between RigL updates (100); ``score_points`` points score the at-init
     criteria. Recipe: ``epochs``, ``batch_size``, ``lr``,
     ``schedule``, momentum 0.9, weight decay 5e-4. The dense network of each width trains alongside (it is IMP's
-    first round and magnitude pruning's starting point).
+    first round and magnitude pruning's starting point). ``tries`` independent initialisations per width (all in
+    the same batch) give every method as many tries as a search over that many masks; each (method, width) reports
+    its best try.
 
     Learned, keyed by (method, width), ``"dense"`` included: ``accuracy_`` (training accuracy, the paper's
-    convention), ``masks_`` (list of [out, in]), ``nnz_``; ``inits_`` {width: the shared K = 1 initial network}.
+    convention; the best try's), ``masks_`` (list of [out, in]), ``nnz_``, ``try_accuracy_`` (every try's accuracy),
+    ``best_try_``; ``inits_`` {width: the first try's K = 1 initial network}, ``try_inits_`` {width: every try's}.
     """
 
     def __init__(self, widths: tuple[int, ...], nnz: int, methods: tuple[str, ...] = METHODS, epochs: int = 50,
                  batch_size: int = 128, lr: float = 0.1, schedule: str = "cosine", imp_rounds: int = 5,
                  gmp_events: int = 199, synflow_iterations: int = 100, score_points: int = 1024,
-                 rigl_delta: int = 100):
+                 rigl_delta: int = 100, tries: int = 1):
         unknown = [m for m in methods if m not in METHODS]
         if unknown:
             raise ValueError(f"unknown methods {unknown}; choose from {METHODS}")
@@ -115,26 +118,32 @@ class PrunerComparison(FittedAttributes):
         self.imp_rounds, self.gmp_events = int(imp_rounds), int(gmp_events)
         self.synflow_iterations, self.score_points = int(synflow_iterations), int(score_points)
         self.rigl_delta = int(rigl_delta)
+        if int(tries) < 1:
+            raise ValueError(f"tries must be >= 1, got {tries}")
+        self.tries = int(tries)
 
     def fit(self, x: torch.Tensor, y: torch.Tensor, generator: torch.Generator | None = None,
             inits: dict[int, BatchedMaskedMLP] | None = None) -> PrunerComparison:
-        """Train every (method, width) from ``inits[width]`` (K = 1 networks; default: fresh ones from
-        ``generator``) on (x, y), measuring accuracy on (x, y)."""
+        """Train every (method, width) from ``inits[width]`` (K = 1 networks, or a list of ``tries`` of them;
+        default: fresh ones from ``generator``) on (x, y), measuring accuracy on (x, y)."""
         check_finite("x", x)
         check_finite("y", y)
-        inits = dict(inits or {})
+        given = dict(inits or {})
+        self.try_inits_ = {}
         for w in self.widths:
-            if w not in inits:
-                inits[w] = BatchedMaskedMLP((2, w, w, w, 1), 1, generator=generator)
-            if inits[w].num_networks != 1 or inits[w].widths != (2, w, w, w, 1):
-                raise ValueError(f"inits[{w}] must be one network of widths (2, {w}, {w}, {w}, 1)")
-        self.inits_ = {w: inits[w] for w in self.widths}
+            nets = given.get(w)
+            nets = list(nets) if isinstance(nets, (list, tuple)) else [nets] * self.tries if nets is not None else [
+                BatchedMaskedMLP((2, w, w, w, 1), 1, generator=generator) for _ in range(self.tries)]
+            if len(nets) != self.tries or any(n.num_networks != 1 or n.widths != (2, w, w, w, 1) for n in nets):
+                raise ValueError(f"inits[{w}] must be one network (or {self.tries}) of widths (2, {w}, {w}, {w}, 1)")
+            self.try_inits_[w] = nets
+        self.inits_ = {w: nets[0] for w, nets in self.try_inits_.items()}
         idx = torch.randperm(len(x), generator=generator)[:self.score_points]
         xs, ys = x[idx], y[idx]
         first = [m for m in self.methods if m in AT_INIT + DURING_TRAINING] + ["dense"]
         rows, keys = [], []
-        for w in self.widths:
-            net = self.inits_[w]
+        for w, k in ((w, k) for w in self.widths for k in range(self.tries)):
+            net = self.try_inits_[w][k]
             for method in first:
                 masks = net.masks
                 if method in AT_INIT:
@@ -143,28 +152,34 @@ class PrunerComparison(FittedAttributes):
                     masks = at_init_masks(method, probe, xs, ys, self.nnz, self.synflow_iterations,
                                           self.recipe["lr"], self.recipe["batch_size"])
                 rows.append((net.snapshot(), masks))
-                keys.append((method, w))
+                keys.append((method, w, k))
         batch = _pad(rows, max(self.widths))
         hooks = []
         for method, hook in (("gmp", lambda r: GradualMagnitude(self.nnz, self.gmp_events, r)),
                              ("rigl", lambda r: RigL(self.nnz, r, delta=self.rigl_delta, generator=generator))):
-            rows_of = [i for i, (m, _) in enumerate(keys) if m == method]
+            rows_of = [i for i, (m, _, _) in enumerate(keys) if m == method]
             if rows_of:
                 hooks.append(hook(rows_of))
         train_batched(batch, x, y, generator=generator, on_step=_chain(hooks), **self.recipe)
-        self.accuracy_, self.masks_, self.nnz_ = {}, {}, {}
+        self.accuracy_, self.masks_, self.nnz_, self.try_accuracy_, self.best_try_ = {}, {}, {}, {}, {}
         self._record(batch, keys, x, y)
         later = [m for m in ("magnitude", "imp") if m in self.methods]
         if later:
             self._after_dense(batch, keys, later, x, y, generator)
         return self
 
-    def _record(self, batch: BatchedMaskedMLP, keys: list[tuple[str, int]], x, y) -> None:
+    def _record(self, batch: BatchedMaskedMLP, keys: list[tuple[str, int, int]], x, y) -> None:
         acc = batch.accuracy(x, y)
-        for i, (method, w) in enumerate(keys):
+        for method, w, _ in keys:  # a later record (IMP's next round) replaces an earlier one
+            self.accuracy_.pop((method, w), None)
+        for i, (method, w, k) in enumerate(keys):
+            tried = self.try_accuracy_.setdefault((method, w), [None] * self.tries)
+            tried[k] = float(acc[i])
+            if (method, w) in self.accuracy_ and float(acc[i]) <= self.accuracy_[(method, w)]:
+                continue  # each (method, width) keeps its best try (the first of equals)
             state, masks = _unpad(batch, i, w)
             live = [(m * (v != 0)).reshape(m.shape[-2:]) for m, v in zip(masks, state["weights"])]
-            self.accuracy_[(method, w)] = float(acc[i])
+            self.accuracy_[(method, w)], self.best_try_[(method, w)] = float(acc[i]), k
             self.masks_[(method, w)] = live
             self.nnz_[(method, w)] = int(sum(m.sum() for m in live))
 
@@ -172,16 +187,16 @@ class PrunerComparison(FittedAttributes):
         """One-shot magnitude (prune the trained dense network, fine-tune) and IMP rounds 2..R (prune the last
         round's result to the geometric schedule, rewind to init, retrain)."""
         rows, new_keys, totals = [], [], {}
-        for w in self.widths:
-            state, masks = _unpad(batch, keys.index(("dense", w)), w)
+        for w, k in ((w, k) for w in self.widths for k in range(self.tries)):
+            state, masks = _unpad(batch, keys.index(("dense", w, k)), w)
             trained = [v * m for v, m in zip(state["weights"], masks)]
             totals[w] = int(sum(m.sum() for m in masks))
             for method in later:
                 keep = self.nnz if method == "magnitude" else geometric_nnz(1, self.imp_rounds, totals[w], self.nnz)
                 pruned = keep_top([t.abs() for t in trained], max(self.nnz, keep), masks)
-                start = state if method == "magnitude" else self.inits_[w].snapshot()  # IMP rewinds to init
+                start = state if method == "magnitude" else self.try_inits_[w][k].snapshot()  # IMP rewinds to init
                 rows.append((start, pruned))
-                new_keys.append((method, w))
+                new_keys.append((method, w, k))
         nxt = _pad(rows, max(self.widths))
         train_batched(nxt, x, y, generator=generator, **self.recipe)
         self._record(nxt, new_keys, x, y)
@@ -189,16 +204,16 @@ class PrunerComparison(FittedAttributes):
             return
         for r in range(2, self.imp_rounds):
             imp_rows, imp_keys = [], []
-            for w in self.widths:
-                i = new_keys.index(("imp", w))
+            for w, k in ((w, k) for w in self.widths for k in range(self.tries)):
+                i = new_keys.index(("imp", w, k))
                 probe = BatchedMaskedMLP(nxt.widths, 1)
                 probe.load_snapshot({k: [v[i:i + 1].detach() for v in getattr(nxt, k)] for k in ("weights", "biases")})
                 probe.set_masks([m[i:i + 1] for m in nxt.masks])
                 keep = max(self.nnz, geometric_nnz(r, self.imp_rounds, totals[w], self.nnz))
                 pruned = [m[:, :o, :c] for m, (o, c) in zip(global_magnitude(probe, keep),
                                                              [(w, 2), (w, w), (w, w), (1, w)])]
-                imp_rows.append((self.inits_[w].snapshot(), pruned))  # rewind, new mask
-                imp_keys.append(("imp", w))
+                imp_rows.append((self.try_inits_[w][k].snapshot(), pruned))  # rewind, new mask
+                imp_keys.append(("imp", w, k))
             nxt = _pad(imp_rows, max(self.widths))
             new_keys = imp_keys
             train_batched(nxt, x, y, generator=generator, **self.recipe)
