@@ -30,7 +30,8 @@ def test_smoke_runs_give_finite_metrics_the_regime_and_decidable_claims(smoke_me
 def _good():
     return {
         "explore": {"dqn_over_random": 1.7, "dqn_precision_at_10": 0.8},
-        "restructure": {"mode_relative_drop": 0.8, "clean_accuracy_change_points": -0.5, "landscape_w1": 0.4},
+        "restructure": {"mode_relative_drop": 0.8, "clean_accuracy_change_points": -0.5, "landscape_w1": 2.9,
+                        "landscape_w1_seed_to_seed": 2.1},
     }
 
 
@@ -47,7 +48,8 @@ def test_explorer_claim_also_fails_on_a_wrong_landscape(worse):
     assert paper.CLAIMS[0].evaluate({**_good()["explore"], **worse}).status == "fails"
 
 
-@pytest.mark.parametrize("worse", [{"clean_accuracy_change_points": -4.0}, {"landscape_w1": 0.0}])
+@pytest.mark.parametrize("worse", [{"clean_accuracy_change_points": -4.0}, {"landscape_w1": 0.0},
+                                   {"landscape_w1": 2.0}])  # a shift within the explorer's seed-to-seed shift
 def test_restructure_claim_fails_when_accuracy_drops_or_nothing_shifts(worse):
     assert paper.CLAIMS[1].evaluate({**_good()["restructure"], **worse}).status == "fails"
 
@@ -64,3 +66,14 @@ def test_settings_follow_the_paper():
     tuner = LastLayerFinetuner()
     assert (tuner.lr, tuner.momentum, tuner.probability) == (1e-3, 0.9, 0.5)
     assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
+
+
+def test_the_nulls_put_random_search_and_no_restructuring_in_the_method_slot():
+    from icml24.core import Context
+
+    ctx = Context(seed=0)
+    metrics = paper.restructure.fn(ctx, budget=200, rollout=50, epochs=1, restructuring="none")
+    assert metrics["mode_relative_drop"] == 0.0 and metrics["true_landscape_w1"] < 1e-6  # the model is unchanged
+    assert metrics["clean_accuracy_change_points"] == 0.0 and metrics["landscape_w1"] > 0  # seeds alone shift it
+    with pytest.raises(ValueError, match="explorer"):
+        paper.explore.fn(ctx, budget=200, rollout=50, explorer="dqn2")
