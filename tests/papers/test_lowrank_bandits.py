@@ -54,6 +54,12 @@ def test_sample_complexity_summary_recovers_a_linear_law():
     assert summary["sample_complexity_slope"] == pytest.approx(1.0)
     assert summary["error_slope_vs_T_size20"] == pytest.approx(-0.5)
     assert summary["samples_needed_size10"] == pytest.approx(20 / 0.05**2)
+    assert "ips_sample_complexity_slope" not in summary  # only where IPS ran beside it
+    for row in per_seed:  # IPS with twice RS-PE's error: four times its samples
+        row.update({key.replace("rspe", "ips"): 2 * value for key, value in list(row.items()) if "rspe" in key})
+    summary = paper._sample_complexity_summary(per_seed)
+    assert summary["ips_sample_complexity_slope"] == pytest.approx(1.0)
+    assert summary["ips_over_rspe_samples_largest"] == pytest.approx(4.0)
 
 
 def test_regret_and_size_summaries_read_the_means():
@@ -79,7 +85,8 @@ def test_regret_and_size_summaries_read_the_means():
          "estr_regret_last": 20.0}),
     (4, {"rsrmin_slope": 0.5, "rsrmin_regret_last": 10.0, "linucb_regret_last": 20.0, "pairucb_regret_last": 20.0,
          "estr_regret_last": 8.0}),  # the low-rank-aware baseline does better
-    (5, {"sample_complexity_slope": 2.0}),
+    (5, {"sample_complexity_slope": 2.0, "ips_over_rspe_samples_largest": 3.0}),
+    (5, {"sample_complexity_slope": 1.0, "ips_over_rspe_samples_largest": 1.0}),  # linear, but no better than IPS
 ])
 def test_every_claim_can_fail(claim_index, bad):
     assert paper.CLAIMS[claim_index].evaluate(bad).status == "fails"
@@ -110,3 +117,30 @@ def test_policy_evaluation_summary_reports_quantiles_and_the_leak_factor():
     assert summary["rspe_error_T2000_median"] == pytest.approx(6.0)
     assert summary["rspe_error_T2000_q10"] == pytest.approx(2.0) and summary["ips_error_T8000_q90"] == 100.0
     assert summary["official_leak_factor_smallest_T"] == pytest.approx(4.0)
+
+
+def test_the_method_slots_run_the_nulls_on_the_same_samples(tmp_path):
+    from icml24.core import Context
+
+    ctx = Context(seed=0, out_dir=tmp_path)
+    pe = {"m": 12, "n": 10, "horizons": [500, 1000], "official_pool": 1000}
+    null = paper.policy_evaluation(ctx, **pe, rspe_slot="ips")
+    assert all(null[f"rspe_error_T{t}"] == null[f"ips_error_T{t}"] for t in (500, 1000))
+    method = paper.policy_evaluation(ctx, **pe)
+    assert method["ips_error_T1000"] == null["ips_error_T1000"] != method["rspe_error_T1000"]
+    sizes = paper.size_sweep(ctx, sizes=[5], horizon=300, rspe_slot="sips")
+    assert sizes["rspe_error_size5"] == sizes["sips_error_size5"]
+    bpi = {"m": 12, "n": 10, "horizons": [500]}
+    assert paper.best_policy(ctx, **bpi, rsbpi_slot="sbpi")["rsbpi_gap_T500"] == paper.best_policy(
+        ctx, **bpi)["sbpi_gap_T500"]
+    assert paper.best_policy(ctx, **bpi, rsbpi_slot="random")["rsbpi_gap_T500"] > 1.0
+    regret = {"m": 8, "n": 6, "horizons": [200, 400]}
+    for slot in ("estr", "pairucb"):
+        run = paper.regret(ctx, **regret, rsrmin_slot=slot)
+        assert run["rsrmin_regret_T200"] == run[f"{slot}_regret_T200"] and run["rsrmin_regret_last"] == run[
+            f"{slot}_regret_last"]
+    for experiment, name in ((paper.policy_evaluation, "rspe_slot"), (paper.best_policy, "rsbpi_slot"),
+                             (paper.regret, "rsrmin_slot")):
+        with pytest.raises(ValueError, match=f"{name} must be one of"):
+            experiment(ctx, **{name: "oracle"})
+    assert [r.metrics for r in paper.REGIMES] == [["sample_complexity_slope", "ips_sample_complexity_slope"]]
