@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml24.core import Claim, Paper, experiment
+from icml24.core import Claim, Null, Paper, Regime, experiment
 from icml24.data import text_splits
 from icml24.llm import (
     GPT,
@@ -76,13 +76,39 @@ def _flops_check(ctx, config: GPTConfig, schedule: EvolvingSubnetworkSchedule) -
     return float(max(gaps))
 
 
-def _train_lockstep(ctx, config, schedules: dict[str, EvolvingSubnetworkSchedule], train, val, seed,
+METHODS = ("est", "baseline", "baseline_at_est_flops")  # what trains in EST's slot (the last two: the nulls)
+
+
+def _in_est_slot(method: str, schedule: EvolvingSubnetworkSchedule, config: GPTConfig, steps: int, batch_size: int,
+                 block_size: int) -> tuple[EvolvingSubnetworkSchedule, int]:
+    """(schedule, steps) of the run in EST's slot: EST itself; the full model for the same steps (``baseline``); or
+    the full model for as many steps as EST's FLOPs buy, with its own warm-up and cosine over them
+    (``baseline_at_est_flops``: the plain way to spend EST's budget, at full strength)."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    if method == "est":
+        return schedule, steps
+    if method == "baseline":
+        return EvolvingSubnetworkSchedule.full(), steps
+    per_step = subnetwork_flops(config, None, batch_size, block_size)
+    budget = schedule_flops(config, schedule, steps, batch_size, block_size)
+    return EvolvingSubnetworkSchedule.full(), max(1, round(budget / per_step))
+
+
+def _train_lockstep(ctx, config, schedules: dict[str, tuple[EvolvingSubnetworkSchedule, int]], train, val, seed,
                     **kw) -> dict[str, EvolvingSubnetworkTrainer]:
-    """All runs with the same seed, tokens and LR schedule, one step of each in turn in this process (so the
-    shared machine's load falls on every run alike and their step times compare)."""
-    runs = {name: EvolvingSubnetworkTrainer(config, schedule, seed=seed, **kw) for name, schedule in schedules.items()}
+    """All runs (``name: (schedule, steps)``) with the same seed, tokens per step and LR schedule shape, one step of
+    each in turn in this process (so the shared machine's load falls on every run alike and their step times
+    compare)."""
+    runs = {name: EvolvingSubnetworkTrainer(config, schedule, seed=seed, steps=steps, **kw)
+            for name, (schedule, steps) in schedules.items()}
     fit_lockstep(list(runs.values()), train, val, progress=ctx.progress)
     return runs
+
+
+def _saving(run: EvolvingSubnetworkTrainer, base: EvolvingSubnetworkTrainer) -> float:
+    """1 - the run's training FLOPs / the baseline's (EST's FLOPs saving at the same steps)."""
+    return 1.0 - run.total_flops_ / base.total_flops_
 
 
 def _regime(base: EvolvingSubnetworkTrainer) -> dict[str, float]:
@@ -137,19 +163,29 @@ SMOKE_MODEL = {"n_layer": 2, "n_head": 2, "n_embd": 32, "block_size": 32, "batch
                "eval_every": 4, "eval_batches": 2, "max_chars": 200_000}
 
 
+BASELINE_IN_SLOT = Null("the full-model baseline in EST's slot (same steps, seed and tokens)", {"method": "baseline"})
+BASELINE_AT_BUDGET = Null("the full model trained for EST's FLOPs budget (fewer steps, its own LR schedule)",
+                          {"method": "baseline_at_est_flops"})
+
+
 @experiment(
     PAPER,
     quick={**QUICK_MODEL, "steps": 900, "eval_every": 45, "seeds": 1},  # 60k params, 30.7 tokens/param
     full={**FULL_MODEL, "steps": 1600, "eval_every": 80, "seeds": 3},  # 218k params, 30 tokens/param
-    smoke=SMOKE_MODEL,
+    # batch 32: at batch 4 a step lasts a few scheduler slices and two identical runs timed 0.82-1.17x apart
+    smoke={**SMOKE_MODEL, "batch_size": 32},
     threads=1,
+    null=BASELINE_IN_SLOT,
 )
 def efficiency(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer: int = 4, n_head: int = 4,
                n_embd: int = 32, block_size: int = 64, batch_size: int = 32, steps: int = 900, lr: float = 1e-2,
                eval_every: int = 45, eval_batches: int = 8, stage_ends: list[float] = (0.2, 0.5, 1.0),
                p_layers: list[float] = (0.5, 1.0, 1.0), p_heads: list[float] = (0.5, 0.5, 1.0),
-               p_mlp: list[float] = (0.5, 0.5, 1.0)) -> dict[str, float]:
+               p_mlp: list[float] = (0.5, 0.5, 1.0), method: str = "est") -> dict[str, float]:
     """Baseline vs EST with the same seed (initial weights, batches), tokens and LR schedule (warm-up + cosine).
+
+    ``method`` is what trains in EST's slot (its metrics keep EST's names): ``est``; the nulls ``baseline`` (the
+    full model for the same steps) and ``baseline_at_est_flops`` (the full model for the steps EST's FLOPs buy).
 
     The two runs train in lockstep (one step of each in turn in this process), so the shared CPU's load falls on
     both alike; the wall-clock ratio sums each run's own step times (evaluation excluded), and the ratio of their
@@ -166,21 +202,22 @@ def efficiency(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer: in
     config = GPTConfig(block_size=block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd)
     schedule = _schedule(stage_ends, p_layers, p_heads, p_mlp)
     seed = ctx.child_seed("run")  # one seed for both runs: same weights, data order and LR schedule
-    kw = {"steps": steps, "batch_size": batch_size, "lr": lr, "eval_every": eval_every, "eval_batches": eval_batches}
-    runs = _train_lockstep(ctx, config, {"baseline": EvolvingSubnetworkSchedule.full(), "est": schedule}, train, val,
-                           seed, **kw)
+    kw = {"batch_size": batch_size, "lr": lr, "eval_every": eval_every, "eval_batches": eval_batches}
+    slot = _in_est_slot(method, schedule, config, steps, batch_size, block_size)
+    runs = _train_lockstep(ctx, config, {"baseline": (EvolvingSubnetworkSchedule.full(), steps), "est": slot},
+                           train, val, seed, **kw)
     base, est = runs["baseline"], runs["est"]
     win, gap, count = _equal_flops(base, est)
-    _curves_figure(ctx, {"baseline (full model)": base, "EST": est},
+    _curves_figure(ctx, {"baseline (full model)": base, "EST" if method == "est" else f"EST's slot: {method}": est},
                    f"{corpus}, {base.model_.num_params() / 1e6:.3f}M params, {steps} steps x "
-                   f"{batch_size * block_size} tokens; EST FLOPs saving {est.flops_saving():.1%}", "loss_curves")
+                   f"{batch_size * block_size} tokens; EST FLOPs saving {_saving(est, base):.1%}", "loss_curves")
     full_flops = steps * subnetwork_flops(config, None, batch_size, block_size)
     return {
         **_regime(base),
         "tokens": float(steps * batch_size * block_size),
         "baseline_flops": base.total_flops_,
         "est_flops": est.total_flops_,
-        "flops_saving": est.flops_saving(),
+        "flops_saving": _saving(est, base),
         "expected_flops_saving": 1 - schedule_flops(config, schedule, steps, batch_size, block_size) / full_flops,
         "flops_counter_max_rel_error": _flops_check(ctx, config, schedule),
         "baseline_final_loss": base.final_val_loss_,
@@ -210,14 +247,18 @@ VARIANTS = {  # (stage_ends, p_layers, p_heads, p_mlp): one sampled dimension at
     full={**QUICK_MODEL, "n_embd": 48, "steps": 1900, "eval_every": 95, "seeds": 3},  # 127k params, 31 tokens/param
     smoke=SMOKE_MODEL,
     threads=1,
+    null=Null("in each variant's slot, the full model trained for that variant's FLOPs budget",
+              {"method": "baseline_at_est_flops"}),
 )
 def ablation(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer: int = 4, n_head: int = 4,
              n_embd: int = 24, block_size: int = 64, batch_size: int = 32, steps: int = 360, lr: float = 1e-2,
              eval_every: int = 36, eval_batches: int = 8,
-             variants: list[str] = ("layers", "heads", "mlp", "all")) -> dict[str, float]:
+             variants: list[str] = ("layers", "heads", "mlp", "all"), method: str = "est") -> dict[str, float]:
     """Which sampling dimension buys what: layers only (p_L 0.5 in the first 20%), heads only or MLP width only
     (p 0.5 in the first 50%), and all three (the default schedule), each against the same full-model baseline,
-    all five trained in lockstep (`*_over_baseline_time` are their step-time ratios).
+    all five trained in lockstep (`*_over_baseline_time` are their step-time ratios). ``method`` is what trains in
+    each variant's slot, as in ``efficiency`` (the null ``baseline_at_est_flops``: the full model for the steps
+    that variant's FLOPs buy).
 
     Measured (quick, 1 seed, 36k params, 360 steps, 20.6 tokens/param): FLOPs saving / final-loss gap: layers
     8.7% / +0.153, heads 11.7% / +0.048, MLP 10.0% / +0.099, all 26.0% / -0.026 nats (baseline 2.729). All runs sit
@@ -229,15 +270,16 @@ def ablation(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer: int 
     train, val = text_splits(corpus, max_chars=max_chars or None)
     config = GPTConfig(block_size=block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd)
     seed = ctx.child_seed("run")
-    kw = {"steps": steps, "batch_size": batch_size, "lr": lr, "eval_every": eval_every, "eval_batches": eval_batches}
-    schedules = {"baseline": EvolvingSubnetworkSchedule.full(),
-                 **{name: _schedule(*VARIANTS[name]) for name in variants}}
+    kw = {"batch_size": batch_size, "lr": lr, "eval_every": eval_every, "eval_batches": eval_batches}
+    schedules = {"baseline": (EvolvingSubnetworkSchedule.full(), steps),
+                 **{name: _in_est_slot(method, _schedule(*VARIANTS[name]), config, steps, batch_size, block_size)
+                    for name in variants}}
     runs = _train_lockstep(ctx, config, schedules, train, val, seed, **kw)
     base = runs["baseline"]
     metrics = {**_regime(base), "baseline_final_loss": base.final_val_loss_}
     for name in variants:
         run = runs[name]
-        metrics[f"{name}_flops_saving"] = run.flops_saving()
+        metrics[f"{name}_flops_saving"] = _saving(run, base)
         metrics[f"{name}_final_loss_gap"] = run.final_val_loss_ - base.final_val_loss_
         metrics[f"{name}_over_baseline_time"] = float(run.step_seconds_.sum() / base.step_seconds_.sum())
     _curves_figure(ctx, runs, f"ablation of the sampled dimensions, {steps} steps", "ablation_curves")
@@ -249,12 +291,12 @@ def ablation(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer: int 
 
 CLAIMS = [
     Claim(
-        "EST saves >= 20% of training FLOPs (analytic, checked against flop_counter within 1%) at the same tokens, "
-        "with a final held-out loss no worse than the baseline's + 0.02 nats",
+        "At the same tokens, EST's final held-out loss is no worse than the full-model baseline's + 0.02 nats (the "
+        "full model trained for EST's FLOPs budget is not)",
         experiment=efficiency,
-        check=lambda m: (m["flops_saving"] >= 0.20 and m["flops_counter_max_rel_error"] <= 0.01
-                         and m["final_loss_gap"] <= 0.02),
+        check=lambda m: m["final_loss_gap"] <= 0.02,
         paper="Abstract: 26.7% FLOPs saving on GPT-2 and 25.0% on TinyLlama without a pre-training loss increase",
+        null=BASELINE_AT_BUDGET,
     ),
     Claim(
         "EST's wall-clock training time is >= 10% below the baseline's on this machine (time ratio <= 0.90)",
@@ -270,12 +312,24 @@ CLAIMS = [
         paper="Training-efficiency curves: EST reaches a given loss with fewer FLOPs",
     ),
     Claim(
-        "Sampling all three dimensions saves more FLOPs than any single one, and every variant ends within the "
-        "baseline's final loss + 0.02 nats",
+        "Every sampled dimension (layers, heads, MLP width alone, and all three) ends within the baseline's final "
+        "held-out loss + 0.02 nats (the full model trained for each variant's FLOPs budget does not)",
         experiment=ablation,
-        check=lambda m: m["all_flops_saving"] > m["max_single_flops_saving"] and m["max_loss_gap"] <= 0.02,
+        check=lambda m: m["max_loss_gap"] <= 0.02,
         paper="Ablation over the sampled dimensions (details unverified: the paper's body could not be read)",
     ),
 ]
 
-__all__ = ["PAPER", "CLAIMS", "efficiency", "ablation"]
+REGIMES = [  # fixed by the schedules (tests/llm/est/test_flops.py): measurements beside the verdicts, no verdict
+    Regime("FLOPs saving at the same tokens (analytic; = the schedule's expected saving; largest gap to "
+           "torch.utils.flop_counter over the stage shapes)", efficiency,
+           metrics=["flops_saving", "expected_flops_saving", "flops_counter_max_rel_error"],
+           paper="26.7% FLOPs saving on GPT-2, 25.0% on TinyLlama (abstract); our schedule: 26.7% at quick"),
+    Regime("FLOPs saving of all three sampled dimensions against the best single one", ablation,
+           metrics=["all_flops_saving", "max_single_flops_saving"], paper="ablation over the sampled dimensions"),
+    Regime("Pre-training regime: tokens per parameter and the baseline's relative held-out loss drop over the last "
+           "20% of steps", efficiency, metrics=["tokens_per_param", "baseline_rel_loss_drop_last_20pct"],
+           paper="GPT-2 / TinyLlama pre-training (tens of tokens per parameter)"),
+]
+
+__all__ = ["PAPER", "CLAIMS", "REGIMES", "efficiency", "ablation"]
