@@ -20,6 +20,8 @@ _EXPORTS: dict[str, str] = {
     "level_text": ".genco.zelda",
     "one_hot": ".genco.zelda",
     "wall_fraction": ".genco.zelda",
+    "tile_histogram": ".genco.zelda",
+    "tile_histogram_kl": ".genco.zelda",
     "wall_loss": ".genco.zelda",
     "zelda_penalty": ".genco.zelda",
     # RPG (rpg/)

@@ -10,6 +10,8 @@ from icml24.generative import (
     one_hot,
     parse_level,
     random_levels,
+    tile_histogram,
+    tile_histogram_kl,
     wall_fraction,
     wall_loss,
     zelda_milp,
@@ -88,3 +90,16 @@ def test_losses_on_soft_levels():
     assert zelda_penalty(x).item() == pytest.approx(0.0)
     soft = torch.full_like(x, 1 / 6)
     assert zelda_penalty(soft).item() > 10
+
+
+def test_tile_histogram_kl_is_zero_for_the_same_mix_and_grows_with_the_mismatch():
+    levels = random_levels(20, 7, 9, np.random.default_rng(0))
+    hist = tile_histogram(levels)
+    assert hist.shape == (6,) and hist.sum() == pytest.approx(1.0) and (hist > 0).all()
+    assert tile_histogram_kl(levels, levels) == 0.0
+    assert tile_histogram_kl(levels[::-1], levels) == pytest.approx(0.0, abs=1e-12)  # order does not matter
+    walled = levels.copy()
+    walled[:, 1:-1, 1:-1][walled[:, 1:-1, 1:-1] == 1] = 0  # every empty cell a wall
+    held_out = random_levels(20, 7, 9, np.random.default_rng(1))
+    near, far = tile_histogram_kl(held_out, levels), tile_histogram_kl(walled, levels)
+    assert 0 < near < far and np.isfinite(far)  # finite although the walled levels have no empty tile

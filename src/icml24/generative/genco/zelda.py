@@ -173,6 +173,21 @@ def wall_fraction(levels: np.ndarray) -> np.ndarray:
     return (levels[:, 1:-1, 1:-1] == WALL).mean(axis=(1, 2))
 
 
+def tile_histogram(levels: np.ndarray, pseudo_count: float = 1.0) -> np.ndarray:
+    """The share of each tile type over every cell of ``levels`` (N, H, W), with ``pseudo_count`` added to each
+    tile's count (no empty bin, so a KL to it is finite)."""
+    levels = np.asarray(levels, dtype=int)
+    counts = np.bincount(levels.ravel(), minlength=len(TILES))[: len(TILES)] + float(pseudo_count)
+    return counts / counts.sum()
+
+
+def tile_histogram_kl(levels: np.ndarray, reference: np.ndarray, pseudo_count: float = 1.0) -> float:
+    """KL(reference || levels) of the tile histograms: how far generated ``levels`` are from the tile mix of
+    ``reference`` levels (0 when the mixes match; the distribution-fit metric of the paper page)."""
+    p, q = tile_histogram(reference, pseudo_count), tile_histogram(levels, pseudo_count)
+    return float(np.sum(p * np.log(p / q)))
+
+
 def wall_loss(x):
     """Individual loss on one-hot (or soft) levels (B, H, W, T), a torch tensor: minus the interior wall share."""
     return -x[:, 1:-1, 1:-1, WALL].mean(dim=(1, 2))
