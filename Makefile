@@ -32,7 +32,7 @@ bench: install
 # the user's guide: generated claim tables, then mkdocs (strict: a warning or a broken reference fails), then links
 docs: $(DOCS_STAMP)
 	$(BIN)/python tools/docs_claims.py
-	$(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	$(BIN)/python tools/check_links.py site
 	@echo "site/index.html"
 

@@ -113,6 +113,7 @@ def test_every_paper_has_a_page_with_its_generated_parts_and_api():
         assert re.search(r"^::: icml24\.\w+", text, re.M), f"{page.name} has no API reference (::: icml24....)"
         assert len(re.findall(r"^```python", text, re.M)) >= 1, f"{page.name} has no quickstart"
         assert f"papers/{slug}.md" in nav, f"{page.name} is not in mkdocs.yml's nav"
+        assert f"]({slug}.md)" in (DOCS / "papers" / "index.md").read_text(), f"{slug} is not in papers/index.md"
     assert _load_tool("docs_claims").missing_pages() == []
 
 

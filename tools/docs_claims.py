@@ -86,8 +86,8 @@ def claims_markdown(paper, store=None) -> str:
                  f"(and `icml24 run {paper.slug} --null` for the nulls), then `make docs`.", ""]
     else:
         lines = ["Latest verdicts from the results store (`results/icml24.sqlite`, the current code version).", ""]
-    lines += ["| # | Claim | Paper | Experiment | Null (in the method's slot) | Verdict | Null's verdict |",
-              "|---|---|---|---|---|---|---|"]
+    lines += ["| # | Claim (experiment) | Paper | Null (in the method's slot) | Verdict | Null's verdict |",
+              "|---|---|---|---|---|---|"]
     for i, claim in enumerate(paper.claims, 1):
         null = claim.resolved_null
         result = results[i - 1] if results is not None else None
@@ -99,7 +99,7 @@ def claims_markdown(paper, store=None) -> str:
             null_verdict = _verdict(null_result, f"{paper.slug} --null") if results is not None \
                 else f"not run yet (`icml24 run {paper.slug} --null`)"
         setting = " (full setting)" if claim.setting == "full" else ""
-        lines.append(f"| {i} | {cell(claim.text)}{setting} | {cell(claim.paper)} | `{claim.experiment.name}` | "
+        lines.append(f"| {i} | {cell(claim.text)}{setting} (`{claim.experiment.name}`) | {cell(claim.paper)} | "
                      f"{cell(null_label)} | {cell(_verdict(result, paper.slug))} | {cell(null_verdict)} |")
     lines.append("")
     if paper.regimes:
