@@ -6,7 +6,9 @@ summaries and the seed mapping are checked directly.
 
 import math
 
+import numpy as np
 import pytest
+import torch
 
 from icml24.core import Context
 from icml24.core.params import parse_value
@@ -136,3 +138,40 @@ def test_every_experiment_has_a_claim_and_settings():
         for setting in ("quick", "full", "smoke"):
             exp.config(setting=setting)
     assert paper.accuracy.seeds == {"quick": 3, "full": 10, "smoke": 1}
+
+
+def test_null_graphs_keep_the_nodes_and_drop_the_signal():
+    from torch_geometric.data import Data
+
+    from icml24.graph import normalized_adjacency
+
+    ring = torch.tensor([[0, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 0]])
+    data = Data(x=torch.eye(6), edge_index=torch.cat([ring, ring.flip(0)], dim=1), y=torch.arange(6), num_nodes=6)
+    bare = paper._without_edges(data)
+    assert torch.equal(normalized_adjacency(bare.edge_index, 6).to_dense(), torch.eye(6, dtype=torch.float64))
+    assert data.edge_index.shape[1] == 12 and bare.x is data.x  # the original is untouched, features shared
+    random_graph = paper._random_graph(data, np.random.default_rng(0))
+    edges = random_graph.edge_index
+    assert edges.shape == data.edge_index.shape and bool((edges[0] != edges[1]).all())
+    assert torch.unique(edges[0] * 6 + edges[1]).numel() == 12  # 6 distinct undirected edges, both directions
+    assert torch.equal(paper._random_graph(data, np.random.default_rng(0)).edge_index, edges)
+
+
+def test_heterophily_null_changes_only_the_edges(monkeypatch):
+    """The CSBM generator's draws do not depend on the homophily: at 1/C the labels, features and split are the
+    level's own, and only the edges are blind to the labels."""
+    from icml24.data import csbm
+
+    common = dict(num_nodes=200, num_features=10, num_classes=5, feature_signal=0.35, seed=7, avg_degree=10.0,
+                  split=(0.1, 0.2))
+    homophilic, blind = csbm(homophily=0.9, **common), csbm(homophily=0.2, **common)
+    assert torch.equal(homophilic.x, blind.x) and torch.equal(homophilic.y, blind.y)
+    assert torch.equal(homophilic.train_mask, blind.train_mask)
+    same = lambda d: float((d.y[d.edge_index[0]] == d.y[d.edge_index[1]]).float().mean())  # noqa: E731
+    assert same(homophilic) > 0.8 and abs(same(blind) - 0.2) < 0.05
+    with pytest.raises(ValueError, match="graph must be"):
+        paper.heterophily(Context(seed=0), graph="none")
+    with pytest.raises(ValueError, match="rp_graph must be"):
+        paper.accuracy(Context(seed=0), rp_graph="random")
+    with pytest.raises(ValueError, match="graph must be"):
+        paper.alignment(Context(seed=0), graph="citeseer")

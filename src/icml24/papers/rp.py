@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml24.core import Claim, Paper, experiment
+from icml24.core import Claim, Null, Paper, experiment
 from icml24.data import csbm, planetoid
 from icml24.graph import (
     GAT,
@@ -99,6 +99,13 @@ def _with_features(data, x: torch.Tensor):
     return data
 
 
+def _without_edges(data):
+    """A shallow copy of ``data`` with no edges: ``S = I`` (self-loops only), the graph removed from RP's slot."""
+    data = copy.copy(data)
+    data.edge_index = data.edge_index[:, :0]
+    return data
+
+
 def _test_accuracy(predicted: torch.Tensor, data) -> float:
     return float((predicted[data.test_mask] == data.y[data.test_mask]).float().mean())
 
@@ -129,37 +136,46 @@ def _time_ratios(per_seed: list[dict[str, float]]) -> dict[str, float]:
     return out
 
 
+NO_GRAPH_RP = Null("RP with the graph removed (S = I: Generalized RP is kernel regression on the features, basic RP "
+                   "propagates nothing), in RP's slot beside the same GCN", {"rp_graph": "none"})
+
+
 @experiment(PAPER, quick={"datasets": ["cora", "citeseer"], "epochs": 200, "seeds": 3},
             full={"datasets": ["cora", "citeseer"], "epochs": 200, "seeds": 10},
-            smoke={"datasets": ["cora", "citeseer"], "epochs": 3, "rp_steps": 30}, threads=1,
-            summarize=_time_ratios)
+            smoke={"datasets": ["cora", "citeseer"], "epochs": 30, "rp_steps": 1000}, threads=1,
+            summarize=_time_ratios, null=NO_GRAPH_RP)
 def accuracy(ctx, datasets: list[str] = ("cora", "citeseer"), epochs: int = 200,
-             rp_steps: int = 0) -> dict[str, float]:
+             rp_steps: int = 0, rp_graph: str = "data") -> dict[str, float]:
     """Generalized RP (official settings), basic RP, LP, MLP, GCN, GAT on Cora/CiteSeer: test accuracy and time.
 
     One seed trains each baseline once (``ctx.torch_generator(dataset, baseline)``); RP and LP are deterministic
     and rerun (and timed) on every seed. The time claim reads the ratio of the mean times over seeds. Every
     method runs on one thread (declared on the experiment): oversubscribed threads on shared cores slowed the
     small sparse GCN epochs ~10x and made the RP/GCN time ratio depend on the machine's load.
-    ``rp_steps > 0`` replaces the official RP step counts (smoke runs only).
+    ``rp_steps > 0`` replaces the official RP step counts (smoke runs only). ``rp_graph="none"`` (the null) runs
+    both RPs on the same data with every edge removed (``S = I``), at the same settings; LP and the baselines keep
+    the graph, and the metric keys stay ``*_rp_*``.
 
     Measured before the runner took over repetition (quick, the baselines' mean over 3 internal seeds, PyG's
     GCNConv/GATConv/MLP): Cora RP 82.7 vs GCN 81.6, CiteSeer 72.7 vs 70.2; GCN/RP time 0.84 on Cora.
     """
+    if rp_graph not in ("data", "none"):
+        raise ValueError(f"rp_graph must be 'data' (the dataset's graph) or 'none' (no edges), got {rp_graph!r}")
     metrics: dict[str, float] = {}
     names = [name.strip().lower() for name in datasets if name.strip()]
     for name in names:
         data = planetoid(name)
+        rp_data = data if rp_graph == "data" else _without_edges(data)
         settings = dict(RP_SETTINGS[name])
         if rp_steps > 0:
             settings["steps"] = rp_steps
         start = time.perf_counter()
-        rp = GeneralizedRP(**settings).fit(data)
+        rp = GeneralizedRP(**settings).fit(rp_data)
         metrics[f"{name}_rp_seconds"] = time.perf_counter() - start
         metrics[f"{name}_rp_acc"] = _test_accuracy(rp.predict(), data)
         metrics[f"{name}_rp_best_step"] = float(rp.best_step_)
         start = time.perf_counter()
-        basic_acc, basic_k = _basic_rp(data, steps=min(settings["steps"], 500))
+        basic_acc, basic_k = _basic_rp(rp_data, steps=min(settings["steps"], 500))
         metrics[f"{name}_rp_basic_seconds"] = time.perf_counter() - start  # all four k, with the selection
         metrics[f"{name}_rp_basic_acc"], metrics[f"{name}_rp_basic_k"] = basic_acc, basic_k
         metrics[f"{name}_lp_acc"] = _label_propagation(data)
@@ -207,11 +223,36 @@ def _accuracy_figure(metrics: dict[str, float], names: list[str]):
 OFFICIAL_SEEDS = {0: 123}
 
 
+def _random_graph(data, rng: np.random.Generator):
+    """A shallow copy of ``data`` whose edges are a uniform random graph G(n, m) with the data's number ``m`` of
+    undirected edges (no self-loops, no duplicates): the same nodes, features and labels, a graph blind to them."""
+    n = int(data.num_nodes)
+    edges = data.edge_index
+    m = int((edges[0] < edges[1]).sum())
+    keys = np.empty(0, dtype=np.int64)
+    while keys.size < m:  # pairs i < j as keys i n + j; drop self-loops, keep each pair's first draw
+        i, j = rng.integers(0, n, size=(2, 2 * m))
+        keep = i != j
+        keys = np.concatenate([keys, np.minimum(i, j)[keep] * n + np.maximum(i, j)[keep]])
+        keys = keys[np.sort(np.unique(keys, return_index=True)[1])]
+    low, high = torch.from_numpy(keys[:m] // n), torch.from_numpy(keys[:m] % n)
+    data = copy.copy(data)
+    data.edge_index = torch.stack([torch.cat([low, high]), torch.cat([high, low])])
+    return data
+
+
+UNTRAINED_GCN = Null("the untrained GCN (no SGD steps: the NTK at initialization is also the final one)",
+                     {"steps": 0}, cheap=True)
+RANDOM_GRAPH_CORA = Null("a uniform random graph with Cora's node and edge counts in the graph's slot (the GCN left "
+                         "untrained: A(S^4, YY^T) reads the graph alone)", {"graph": "random", "steps": 0},
+                         cheap=True)
+
+
 @experiment(PAPER, quick={"steps": 12000, "every": 2000, "lr": 0.01},
             full={"steps": 50000, "every": 2000, "lr": 0.01},
-            smoke={"steps": 4, "every": 2, "lr": 0.01}, threads=1)
+            smoke={"steps": 4, "every": 2, "lr": 0.01}, threads=1, null=UNTRAINED_GCN)
 def alignment(ctx, steps: int = 1000, every: int = 500, lr: float = 0.01,
-              convention: str = "summed") -> dict[str, float]:
+              convention: str = "summed", graph: str = "cora") -> dict[str, float]:
     """Alignment of the GCN's NTK with S^4 and YY^T during training on Cora, and A(S^4, YY^T).
 
     The model's initialization seed is the official one for runner seed 0 (``OFFICIAL_SEEDS``, a fixed mapping
@@ -228,12 +269,18 @@ def alignment(ctx, steps: int = 1000, every: int = 500, lr: float = 0.01,
     trains at the paper's lr 0.01 too, for 12000 steps (about 55 s of CPU: the loss reads only the training rows'
     1-hop support, ``TwoLayerGCN.rows_forward``), where the GCN has fit its training labels (training accuracy
     0.93, the regime the claim's "end of training" needs; the claim checks it).
+    ``graph="random"`` (a null) replaces Cora's edges by a uniform random graph with as many edges
+    (``ctx.rng("random_graph")``) for S^4, the GCN and its NTK; ``steps=0`` (a null) leaves the GCN untrained.
     NTK parameter blocks: at initialization the first-layer bias block carries 99% of the centred NTK (a
     degree-like kernel aligned with neither S^4 nor YY^T); during training the second-layer weight block (Gram
     matrix of the propagated hidden features) takes over (~99%) and carries the alignment; the first-layer weight
     block alone is aligned from the start (~0.47 / 0.32) but stays under 1% of the kernel.
     """
+    if graph not in ("cora", "random"):
+        raise ValueError(f"graph must be 'cora' or 'random' (a uniform random graph of Cora's size), got {graph!r}")
     data = planetoid("cora")
+    if graph == "random":
+        data = _random_graph(data, ctx.rng("random_graph"))
     seed = OFFICIAL_SEEDS[ctx.seed] if ctx.seed in OFFICIAL_SEEDS else ctx.child_seed("init")
     tracker = track_gcn_alignment(data, steps=steps, every=every, lr=lr, convention=convention, seed=seed)
     curves = tracker.as_arrays()
@@ -299,23 +346,32 @@ def _mean_curves(per_seed: list[dict[str, float]]) -> dict[str, float]:
     return _homophily_trends(means, levels)
 
 
+NO_HOMOPHILY_GRAPH = Null("a graph carrying no homophily signal at every level (the CSBM at homophily 1/C: the same "
+                          "labels, features and split, uniformly random edges)", {"graph": "random"})
+
+
 @experiment(PAPER, quick={"num_nodes": 1000, "seeds": 2}, full={"num_nodes": 2000, "seeds": 10},
-            smoke={"homophily": [0.2, 0.8], "num_nodes": 150, "epochs": 3, "rp_steps": 20}, threads=1,
-            summarize=_mean_curves)
+            smoke={"homophily": [0.1, 0.5, 0.9], "num_nodes": 300, "epochs": 50, "rp_steps": 200}, threads=1,
+            summarize=_mean_curves, null=NO_HOMOPHILY_GRAPH)
 def heterophily(ctx, homophily: list[float] = (0.1, 0.3, 0.5, 0.7, 0.9), num_nodes: int = 1000,
                 num_classes: int = 5, feature_signal: float = 0.35, epochs: int = 200,
-                rp_steps: int = 1000) -> dict[str, float]:
+                rp_steps: int = 1000, graph: str = "csbm") -> dict[str, float]:
     """CSBM from heterophily to homophily: accuracy of Generalized RP, GCN, MLP and A(S^4, YY^T).
 
     Every homophily level draws its own graph, labels, features and split (``ctx.child_seed("csbm", level)``), so
     the MLP's flat curve is a measurement (its accuracy moves with the draw, not with the edges it ignores) rather
     than the identity it was when the levels shared one feature draw. The claims read the trends of the mean
-    curves over seeds (the summary); each seed also reports its own trends.
+    curves over seeds (the summary); each seed also reports its own trends. ``graph="random"`` (the null) draws
+    each level's CSBM at homophily 1/C instead, with the level's seed: the generator's draws do not depend on
+    the homophily, so labels, features and split are the level's own and only the edges lose the labels.
     """
+    if graph not in ("csbm", "random"):
+        raise ValueError(f"graph must be 'csbm' or 'random' (edges blind to the labels), got {graph!r}")
     levels = sorted(float(h) for h in homophily)
     curves = {key: np.zeros(len(levels)) for key in ("rp", "gcn", "mlp", "align")}
     for i, level in enumerate(ctx.progress(levels, description="CSBM homophily", total=len(levels))):
-        data = csbm(num_nodes=num_nodes, num_features=100, num_classes=num_classes, homophily=level,
+        data = csbm(num_nodes=num_nodes, num_features=100, num_classes=num_classes,
+                    homophily=level if graph == "csbm" else 1.0 / num_classes,
                     feature_signal=feature_signal, seed=ctx.child_seed("csbm", f"{level:g}"), avg_degree=10.0,
                     split=(0.1, 0.2))
         probe = GeneralizedRP(steps=1, lr=1.0, k=2, gamma=1.0, normalize=False).fit(data)
@@ -370,7 +426,7 @@ CLAIMS = [
                            and m["cora_rp_basic_acc"] >= m["cora_gcn_acc"] - 0.01),
           paper="RP is 12-14x faster per step than GNNs on OGB (basic RP) at comparable accuracy"),
     Claim("On Cora, A(S^4, YY^T) = 0.106 +- 0.01", experiment=alignment,
-          check=lambda m: abs(m["align_s4_y"] - 0.106) <= 0.01,
+          check=lambda m: abs(m["align_s4_y"] - 0.106) <= 0.01, null=RANDOM_GRAPH_CORA,
           paper="dashed reference line of the Cora alignment figure, ~0.105"),
     Claim("During GCN training the NTK aligns with the graph and the labels: once the GCN has fit its training "
           "labels (training accuracy >= 0.9), A(NTK, S^4) and A(NTK, YY^T) both end higher than at initialization",
