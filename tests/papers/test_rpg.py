@@ -63,3 +63,18 @@ def test_settings_follow_the_issue():
     assert "channels" not in exp.quick and "train_steps" not in exp.quick
     assert defaults["channels"] == paper.CHANNELS and defaults["train_steps"] == paper.TRAIN_STEPS
     assert all(claim.setting != "full" for claim in paper.CLAIMS)
+
+
+def test_the_null_puts_the_full_prompt_model_in_rpg_slot(smoke, tmp_path):
+    folder, exp, records = smoke
+    null = paper.CLAIMS[0].resolved_null
+    assert null.overrides == {"generation": "full"} and all(c.resolved_null is null for c in paper.CLAIMS)
+    task = plan([exp], seeds=[0], setting="smoke", grid=[null.overrides], store_folder=folder)[0]
+    m = execute(task).metrics
+    for k in (2, 4):  # no regional mask: every beta gives the full-prompt images (same noise, deterministic DDIM)
+        assert m[f"rpg_binding_{k}obj"] == m[f"full_binding_{k}obj"] and m[f"gain_{k}obj"] == 0.0
+        assert m[f"val_rpg_binding_{k}obj"] == m[f"val_full_binding_{k}obj"]
+    assert m["middle_beta_advantage"] == 0.0
+    assert m["full_binding_2obj"] == records[0].metrics["full_binding_2obj"]  # the same model, prompts and noise
+    with pytest.raises(ValueError, match="generation must be one of"):
+        exp.fn(None, **{**exp.config(setting="smoke"), "generation": "global"})

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from icml24.core import Claim, Paper, experiment
+from icml24.core import Claim, Null, Paper, experiment
 from icml24.generative import (
     OBJECTS,
     CellClassifier,
@@ -90,6 +90,11 @@ def _models(ctx, channels: int, train_steps: int, batch_size: int, num_scenes: i
     return diffusion, evaluator
 
 
+GENERATION = ("regional", "full")  # what fills the regional method's slot: RPG, or the full-prompt model (null)
+NO_REGIONS = Null("plain global attention on the whole prompt (no regional mask) in RPG's slot, initial images and "
+                  "edits alike", {"generation": "full"})
+
+
 def _tag(beta: float) -> str:
     return f"beta{round(beta * 100):03d}"
 
@@ -114,6 +119,7 @@ def _sample_grid(ctx, name: str, rows: list[tuple[str, np.ndarray]], prompts: li
 
 @experiment(
     PAPER,
+    null=NO_REGIONS,
     quick={"num_prompts": 24, "seeds": 2},
     full={"num_prompts": 200, "train_steps": 4000, "edit_rounds": 2, "seeds": 5},
     smoke={"num_prompts": 4, "channels": 8, "train_steps": 15, "num_scenes": 200, "batch_size": 8,
@@ -126,7 +132,7 @@ def binding(ctx, num_objects: list[int] = (2, 4), num_prompts: int = 32,
             sampling_steps: int = 20, guidance: float = 3.0, channels: int = CHANNELS,
             train_steps: int = TRAIN_STEPS, batch_size: int = 32, num_scenes: int = 6000,
             classifier_train: int = 4000, classifier_epochs: int = 5, num_validation: int = 24,
-            fidelity_samples: int = 4) -> dict[str, float]:
+            fidelity_samples: int = 4, generation: str = "regional") -> dict[str, float]:
     """Full-prompt generation vs RPG over beta, then closed-loop editing, on held-out 2- and 4-object prompts.
 
     The regime comes first: ``fidelity_1obj`` (1-object prompts, each of the 12 entities ``fidelity_samples``
@@ -134,7 +140,19 @@ def binding(ctx, num_objects: list[int] = (2, 4), num_prompts: int = 32,
     multi-object prompt). Per seed: ``num_prompts`` test prompts per object count (drawn from the test split; the
     validation split, ``val_*``, chose the model size and training length), one initial noise per prompt shared by
     every method, binding = fraction of objects whose slot shows the prompt's colour and shape.
+
+    ``generation`` fills the regional method's slot (keys stay ``rpg_*``): "regional" (RPG), or the null "full"
+    (the base model on the whole prompt, no regional mask, at every beta and in the closed loop's re-diffusion of
+    the same wrong regions).
     """
+    if generation not in GENERATION:
+        raise ValueError(f"generation must be one of {', '.join(GENERATION)}, got {generation!r}")
+
+    def regional(plans, noise, gen, beta):
+        if generation == "full":  # the null: same noise, same generator, no regional attention
+            return generate_full(diffusion, [p.base_prompt for p in plans], noise, gen, sampling_steps, guidance)
+        return generate_regional(diffusion, plans, noise, gen, beta, sampling_steps, guidance)
+
     diffusion, evaluator = _models(ctx, channels, train_steps, batch_size, num_scenes, classifier_train,
                                    classifier_epochs)
     single = [entity for entity in OBJECTS for _ in range(fidelity_samples)]
@@ -167,18 +185,17 @@ def binding(ctx, num_objects: list[int] = (2, 4), num_prompts: int = 32,
         val_noise = torch.randn((len(val_prompts), 3, 16, 16), generator=val_gen)
         metrics[f"val_full_binding_{k}obj"] = evaluator.binding_accuracy(
             generate_full(diffusion, val_prompts, val_noise, val_gen, sampling_steps, guidance), validation)
-        metrics[f"val_rpg_binding_{k}obj"] = evaluator.binding_accuracy(generate_regional(
-            diffusion, plan_all(val_prompts), val_noise, val_gen, rpg_beta, sampling_steps, guidance), validation)
+        metrics[f"val_rpg_binding_{k}obj"] = evaluator.binding_accuracy(
+            regional(plan_all(val_prompts), val_noise, val_gen, rpg_beta), validation)
         entities, prompts, gen, noise, full = tests[k]
         plans = plan_all(prompts)
         rows, by_beta = [("full prompt", full.numpy())], {}
         for beta in betas:
-            images = generate_regional(diffusion, plans, noise, gen, beta, sampling_steps, guidance)
+            images = regional(plans, noise, gen, beta)
             by_beta[beta] = images
             metrics[f"rpg_binding_{k}obj_{_tag(beta)}"] = evaluator.binding_accuracy(images, entities)
             rows.append((f"RPG b={beta:g}", images.numpy()))
-        start = by_beta[rpg_beta] if rpg_beta in by_beta else generate_regional(
-            diffusion, plans, noise, gen, rpg_beta, sampling_steps, guidance)
+        start = by_beta[rpg_beta] if rpg_beta in by_beta else regional(plans, noise, gen, rpg_beta)
         rpg = evaluator.binding_accuracy(start, entities)
         metrics[f"rpg_binding_{k}obj"] = rpg
         metrics[f"gain_{k}obj"] = rpg - metrics[f"full_binding_{k}obj"]
@@ -188,7 +205,7 @@ def binding(ctx, num_objects: list[int] = (2, 4), num_prompts: int = 32,
         outer = [metrics[f"rpg_binding_{k}obj_{_tag(b)}"] for b in (min(betas), max(betas))]
         middle_gaps.append(max(inner) - max(outer) if inner else 0.0)
         edited, history = closed_loop_edit(diffusion, evaluator, plans, entities, start, gen, edit_rounds, rpg_beta,
-                                           sampling_steps, guidance)
+                                           sampling_steps, guidance, regional=generation == "regional")
         for r, step in enumerate(history, start=1):
             metrics[f"edit_round{r}_fixed_fraction_{k}obj"] = step.fixed / max(step.wrong_before, 1)
             metrics[f"edit_round{r}_broken_{k}obj"] = float(step.broken)

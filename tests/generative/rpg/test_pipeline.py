@@ -44,3 +44,22 @@ def test_closed_loop_regenerates_only_wrong_regions(tiny_diffusion):
     assert history[0].wrong_before == 2 and history[0].fixed == 2 and history[0].broken == 0
     assert history[1].wrong_before == 0 and history[1].accuracy_after == 1.0
     assert "Modify Region1" in history[0].edit_plans[0]
+
+
+def test_closed_loop_without_regional_attention_regenerates_the_same_regions_with_the_whole_prompt(tiny_diffusion):
+    prompts = ["red circle and blue square"] * 2
+    plans = plan_all(prompts)
+    entities = [("red circle", "blue square")] * 2
+    start = generate_regional(tiny_diffusion, plans, torch.randn(2, 3, 16, 16), torch.Generator(), 0.5, steps=2)
+    regional, _ = closed_loop_edit(tiny_diffusion, _Judge(start), plans, entities, start,
+                                   torch.Generator().manual_seed(1), rounds=1, steps=2)
+    plain, history = closed_loop_edit(tiny_diffusion, _Judge(start), plans, entities, start,
+                                      torch.Generator().manual_seed(1), rounds=1, steps=2, regional=False)
+    assert torch.equal(plain[:, :, :, :8], start[:, :, :, :8])  # the right region is kept bit for bit
+    assert history[0].wrong_before == 2 and not torch.equal(plain, regional)  # same noise, other attention
+    noise = torch.randn(2, 3, 16, 16, generator=torch.Generator().manual_seed(2))
+    keep = torch.ones(2, 1, 16, 16, dtype=torch.bool)
+    keep[:, :, :, 8:] = False
+    masked = generate_full(tiny_diffusion, prompts, noise, torch.Generator().manual_seed(3), steps=2, known=start,
+                           keep=keep)
+    assert torch.equal(masked[:, :, :, :8], start[:, :, :, :8])

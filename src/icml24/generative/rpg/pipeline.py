@@ -21,9 +21,11 @@ CANVAS = (16, 16)
 
 
 def generate_full(diffusion: TextDiffusion, prompts: list[str], noise: torch.Tensor, generator: torch.Generator,
-                  steps: int = 20, guidance: float = 3.0) -> torch.Tensor:
-    """The base model on the whole prompt (one chunk per sample)."""
-    return diffusion.sample(diffusion.encode([[p] for p in prompts]), generator, steps, guidance, noise=noise)
+                  steps: int = 20, guidance: float = 3.0, known: torch.Tensor | None = None,
+                  keep: torch.Tensor | None = None) -> torch.Tensor:
+    """The base model on the whole prompt (one chunk per sample); ``known``/``keep`` as in ``generate_regional``."""
+    return diffusion.sample(diffusion.encode([[p] for p in prompts]), generator, steps, guidance, noise=noise,
+                            known=known, keep=keep)
 
 
 def regional_context(diffusion: TextDiffusion, plans: list[RegionPlan], use_base: bool = True) -> torch.Tensor:
@@ -63,8 +65,11 @@ class EditRound:
 def closed_loop_edit(diffusion: TextDiffusion, evaluator: CellClassifier, plans: list[RegionPlan],
                      entities: list[tuple[str, ...]], images: torch.Tensor, generator: torch.Generator,
                      rounds: int = 1, base_ratio: float | None = 0.5, steps: int = 20,
-                     guidance: float = 3.0) -> tuple[torch.Tensor, list[EditRound]]:
-    """Evaluate -> re-plan -> regenerate the wrong regions (masked re-diffusion, fresh noise), ``rounds`` times."""
+                     guidance: float = 3.0, regional: bool = True) -> tuple[torch.Tensor, list[EditRound]]:
+    """Evaluate -> re-plan -> regenerate the wrong regions (masked re-diffusion, fresh noise), ``rounds`` times.
+
+    ``regional=False`` regenerates the same regions with the base model on the whole prompt (no regional
+    attention): the plain model in the regional method's slot."""
     layout = _one_layout(plans)
     boxes = layout.boxes(*CANVAS)
     history = []
@@ -81,7 +86,11 @@ def closed_loop_edit(diffusion: TextDiffusion, evaluator: CellClassifier, plans:
         new = images.clone()
         if rows:
             noise = torch.randn((len(rows), 3, *CANVAS), generator=generator)
-            new[rows] = generate_regional(diffusion, [plans[b] for b in rows], noise, generator, base_ratio, steps,
+            if regional:
+                new[rows] = generate_regional(diffusion, [plans[b] for b in rows], noise, generator, base_ratio,
+                                              steps, guidance, known=images[rows], keep=keep[rows])
+            else:
+                new[rows] = generate_full(diffusion, [plans[b].base_prompt for b in rows], noise, generator, steps,
                                           guidance, known=images[rows], keep=keep[rows])
         after = evaluator.slot_correct(new, entities)
         history.append(EditRound(int((~correct).sum()), int((~correct & after).sum()), int((correct & ~after).sum()),
