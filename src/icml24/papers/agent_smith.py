@@ -215,12 +215,14 @@ def rounds_vs_size(ctx, log2_sizes: list[int] = (8, 10, 12, 14, 16, 18, 20), alp
     metrics["sequential_loglog_slope"], _ = _fit_line(log_n, np.log(np.array(seq, float)))
     # (d) baselines at the paper's default N = 256
     runs = {}
+    sequential = sequential_jailbreak(baseline_agents, baseline_rounds)
     for name, b in (("infectious", beta), ("noninfectious", 0.0)):
+        if name == "infectious" and attack == "sequential":
+            runs[name] = sequential  # the null in the infectious image's slot
+            continue
         sim = InfectionSimulation(baseline_agents, alpha=alpha, beta=b, gamma=gamma, seed_ratio=0.0)
         runs[name] = sim.run(baseline_rounds, ctx.rng("baseline", name)).cumulative_
-    runs["sequential"] = sequential_jailbreak(baseline_agents, baseline_rounds)
-    if attack == "sequential":
-        runs["infectious"] = runs["sequential"]
+    runs["sequential"] = sequential
     for name, curve in runs.items():
         metrics[f"baseline_{name}_cumulative_final"] = float(curve[-1])
     return metrics
