@@ -213,10 +213,11 @@ PRUNERS = ["snip", "iter_snip", "force", "grasp", "synflow", "prospr", "gmp", "r
     smoke={"num_points": 400, "epochs": 2, "widths": [3, 8], "methods": ["snip", "prospr", "gmp", "rigl", "imp"],
            "synflow_iterations": 5},
     threads=1,
+    null=Null("no pruning: the dense network of each width in every pruner's slot", {"prune": False}, cheap=True),
 )
 def pruners(ctx, widths: list[int] = (3, 8, 32), nnz: int = 24, target: float = 0.95, num_points: int = 50_000,
             epochs: int = 50, lr: float = 0.1, batch_size: int = 128, imp_rounds: int = 3,
-            methods: list[str] = tuple(PRUNERS), synflow_iterations: int = 100) -> dict[str, float]:
+            methods: list[str] = tuple(PRUNERS), synflow_iterations: int = 100, prune: bool = True) -> dict[str, float]:
     """Every pruner at every width, one shared initialisation per width, pruned to ``nnz`` weights (classifier
     included) and trained on the search's recipe; success = training accuracy >= target. Dead paths per network:
     nonzero weights on no input-to-output path, and units left with weights but no input or no output.
@@ -228,18 +229,19 @@ def pruners(ctx, widths: list[int] = (3, 8, 32), nnz: int = 24, target: float = 
     input-output path (mean 7.5); at width 32 SNIP, GraSP, ProsPr and one-shot magnitude leave (almost) all 24
     weights dead (accuracy 0.5), RigL 11-17, SynFlow 0-1."""
     x, y = cubist_spiral(num_points)
-    study = PrunerComparison(tuple(widths), nnz, tuple(methods), imp_rounds=imp_rounds,
+    study = PrunerComparison(tuple(widths), nnz, tuple(methods) if prune else (), imp_rounds=imp_rounds,
                              synflow_iterations=synflow_iterations, **_recipe(epochs, lr, batch_size))
     study.fit(x, y, generator=ctx.torch_generator("pruners"))
+    slot = (lambda m: m) if prune else (lambda m: "dense")  # the null: the unpruned network in every pruner's slot
     metrics = {"target": target, "nnz_budget": float(nnz), "num_points": float(len(x)),
                "train_steps": float(epochs * (len(x) // batch_size))}
     for w in widths:
         metrics[f"dense_w{w}_accuracy"] = study.accuracy_[("dense", w)]
         for m in methods:
-            dead = dead_path_counts([mask.unsqueeze(0) for mask in study.masks_[(m, w)]])
-            metrics[f"{m}_w{w}_accuracy"] = study.accuracy_[(m, w)]
-            metrics[f"{m}_w{w}_success"] = float(study.accuracy_[(m, w)] >= target)
-            metrics[f"{m}_w{w}_nnz"] = float(study.nnz_[(m, w)])
+            dead = dead_path_counts([mask.unsqueeze(0) for mask in study.masks_[(slot(m), w)]])
+            metrics[f"{m}_w{w}_accuracy"] = study.accuracy_[(slot(m), w)]
+            metrics[f"{m}_w{w}_success"] = float(study.accuracy_[(slot(m), w)] >= target)
+            metrics[f"{m}_w{w}_nnz"] = float(study.nnz_[(slot(m), w)])
             metrics[f"{m}_w{w}_dead_weights"] = float(dead["dead_weights"][0])
             metrics[f"{m}_w{w}_dead_units"] = float(dead["dead_units"][0])
     return metrics
