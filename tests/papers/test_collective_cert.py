@@ -45,6 +45,8 @@ def check_smoke(name, tmp_path):
 
 def test_every_experiment_has_settings_and_a_claim():
     assert {c.experiment.name for c in paper.CLAIMS} == set(EXPERIMENTS)
+    assert len(paper.CLAIMS) == 4 and all(c.resolved_null is not None for c in paper.CLAIMS)
+    assert {r.experiment.name for r in paper.REGIMES} == {"official_votes", "own_smoothing"}
     for exp in EXPERIMENTS.values():
         for setting in ("quick", "full", "smoke"):
             exp.config(setting=setting)
@@ -74,9 +76,53 @@ def test_official_votes_seed_is_the_official_target_set(tmp_path):
 
 
 @needs_data
+def test_official_votes_null_puts_the_samplewise_rule_in_the_collective_slot(tmp_path):
+    exp = EXPERIMENTS["official_votes"]
+    config = exp.config(setting="smoke") | {"rhos": [20, 50]}
+    method = exp(Context(seed=0, out_dir=tmp_path / "a"), **config)
+    null = exp(Context(seed=0, out_dir=tmp_path / "b"), **(config | {"certificate": "samplewise"}))
+    for rho in (20, 50):  # same votes and targets: the collective slots read the sample-wise rule
+        assert null[f"collective_rho{rho}"] == null[f"collective_sound_rho{rho}"] == method[f"samplewise_rho{rho}"]
+        assert null[f"samplewise_rho{rho}"] == method[f"samplewise_rho{rho}"]
+    assert method["collective_rho50"] > null["collective_rho50"] == 0.0
+    assert null["lp2_optimum_gap"] == method["lp2_optimum_gap"]  # the LP2 identity (a regime) is run either way
+    with pytest.raises(ValueError, match="certificate must be one of"):
+        exp(Context(seed=0, out_dir=tmp_path), **(config | {"certificate": "union"}))
+
+
+@needs_data
 def test_own_smoothing_smoke(tmp_path):
     m = check_smoke("own_smoothing", tmp_path)
     assert m["rho_5pct"] == 106 and "collective_rho106" in m
+
+
+@needs_data
+def test_regimes_read_metrics_the_experiments_report(tmp_path):
+    for regime in paper.REGIMES:
+        name = regime.experiment.name
+        metrics = aggregate(name, [run_smoke(name, tmp_path / name)])
+        assert set(regime.metrics) <= set(metrics), regime.text
+
+
+def test_charges_of_each_receptive_field():
+    c1, c2 = paper.path_costs(0.9, 0.8)
+    assert paper._charges(1, 0.9, 0.8) == (c1, 0.0, None)
+    assert paper._charges(2, 0.9, 0.8) == (c1, c2, None)
+    assert paper._charges(3, 0.9, 0.8) == (c1, c2, paper.path_cost(3, 0.9, 0.8))
+
+
+def test_soundness_nulls_are_caught_by_the_exhaustive_attack():
+    exp = EXPERIMENTS["soundness"]
+    config = exp.config(setting="smoke")
+    method = exp(Context(seed=0), **config)
+    one_hop = exp(Context(seed=0), **(config | {"paper_hops": 1}))
+    two_hop = exp(Context(seed=0), **(config | {"sound_hops": 2}))
+    assert method["flips"] == one_hop["flips"] > 0  # same cases, same attacks: only the certificate changed
+    assert one_hop["collective_violations"] > 0 == method["collective_violations"]
+    assert two_hop["three_hop_violations_sound"] == method["three_hop_violations_paper"] > 0
+    assert two_hop["star_sym_violation_h3"] == 1 and method["star_sym_violation_h3"] == 0
+    with pytest.raises(ValueError, match="paper_hops and sound_hops"):
+        exp(Context(seed=0), cases=1, paper_hops=4)
 
 
 def test_soundness_smoke():
@@ -110,10 +156,8 @@ def test_summaries_take_the_worst_seed_not_the_mean():
 GOOD = {
     "official_votes": {"samplewise_at_rho20": 1.0, "samplewise_at_rho26": 0.99, "samplewise_at_rho28": 0.96,
                        "samplewise_at_rho30": 0.63, "samplewise_at_rho31": 0.0, "samplewise_at_rho50": 0.0,
-                       "collective_rho160": 0.688, "samplewise_last_nonzero_rho_max": 30.0,
-                       "lp2_optimum_gap_max": 0.0, "sound_cost_max_max": 0.01},
-    "own_smoothing": {"collective_5pct": 0.80, "samplewise_5pct": 0.0, "lp2_full_seconds_max": 2.5,
-                      "sound_cost_max_max": 0.0},
+                       "collective_rho160": 0.688, "samplewise_last_nonzero_rho_max": 30.0},
+    "own_smoothing": {"collective_5pct": 0.80, "samplewise_5pct": 0.0},
     "soundness": {"flips": 589.0, "samplewise_violations": 0.0, "collective_violations": 0.0, "lp_violations": 0.0,
                   "star_sym_violation_h2": 1.0, "star_sym_violation_h3": 0.0, "star_row_violation_h2": 0.0,
                   "three_hop_violations_paper": 12.0, "three_hop_violations_sound": 0.0,
@@ -124,22 +168,20 @@ BAD = [  # (claim index, a plausible bad measurement)
     (0, {"samplewise_at_rho30": 0.45}),  # the official curve's drop is elsewhere
     (0, {"samplewise_last_nonzero_rho_max": 45.0}),  # sample-wise still certifies at rho = 45 on one target set
     (0, {"collective_rho160": 0.30}),  # the collective certificate collapses at large budgets
-    (1, {"lp2_optimum_gap_max": 0.3}),  # the reduced LP differs from the paper's LP2 on one target set
-    (2, {"collective_5pct": 0.70}),  # collective certifies clearly less than the paper's 81.2%
-    (2, {"collective_5pct": 0.90}),  # ... or clearly more (drift either way shows)
-    (2, {"samplewise_5pct": 0.02}),  # sample-wise certifies some targets where the paper has 0.0%
-    (3, {"lp2_full_seconds_max": 75.0}),  # one solve takes more than a minute
-    (4, {"collective_violations": 2.0}),  # a certified target flipped
-    (4, {"samplewise_violations": 1.0}),
-    (4, {"flips": 0.0}),  # nothing flips: the test tested nothing
-    (5, {"star_sym_violation_h3": 1.0}),  # the 3-hop certificate is violated too
-    (5, {"star_sym_violation_h2": 0.0}),  # the regression no longer reproduces the paper's unsoundness
-    (5, {"star_row_violation_h2": 1.0}),  # the row-normalized GCN is not covered by the paper's certificate
-    (5, {"three_hop_violations_sound": 3.0}),
-    (5, {"three_hop_lp_violations_sound": 1.0}),
-    (5, {"three_hop_violations_paper": 0.0}),  # the exhaustive attack has no teeth against the 2-hop condition
-    (6, {"sound_cost_max_max": 0.05}),  # soundness costs 5 targets on some target set
-    (7, {"sound_cost_max_max": 0.04}),
+    (1, {"collective_5pct": 0.70}),  # collective certifies clearly less than the paper's 81.2%
+    (1, {"collective_5pct": 0.90}),  # ... or clearly more (drift either way shows)
+    (1, {"samplewise_5pct": 0.02}),  # sample-wise certifies some targets where the paper has 0.0%
+    (1, {"collective_5pct": 0.0}),  # the sample-wise rule in the collective slot (the null)
+    (2, {"collective_violations": 2.0}),  # a certified target flipped
+    (2, {"samplewise_violations": 1.0}),
+    (2, {"lp_violations": 1.0}),
+    (2, {"flips": 0.0}),  # nothing flips: the test tested nothing
+    (3, {"star_sym_violation_h3": 1.0}),  # the 3-hop certificate is violated too
+    (3, {"star_sym_violation_h2": 0.0}),  # the regression no longer reproduces the paper's unsoundness
+    (3, {"star_row_violation_h2": 1.0}),  # the row-normalized GCN is not covered by the paper's certificate
+    (3, {"three_hop_violations_sound": 3.0}),
+    (3, {"three_hop_lp_violations_sound": 1.0}),
+    (3, {"three_hop_violations_paper": 0.0}),  # the exhaustive attack has no teeth against the 2-hop condition
 ]
 
 

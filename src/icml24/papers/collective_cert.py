@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import time
 
@@ -9,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from icml24.core import Claim, Paper, experiment
+from icml24.core import Claim, Null, Paper, Regime, experiment
 from icml24.data import cert_graph, cert_split, cert_votes
 from icml24.graph import (
     GCN,
@@ -21,6 +22,7 @@ from icml24.graph import (
     clopper_pearson,
     flip_weights,
     lp2,
+    lp2_reduced,
     path_cost,
     path_costs,
     samplewise_certified,
@@ -45,7 +47,7 @@ PAPER = Paper(
     ),
     deviations=[
         "LPs are solved with HiGHS (scipy) instead of MOSEK/Gurobi, and the certified ratios come from the exact "
-        "symmetry-reduced LP2, whose optimum equals the paper's LP2 (checked by a claim).",
+        "symmetry-reduced LP2, whose optimum equals the paper's LP2 (a property test, shown as a regime).",
         "The paper's certificate charges injected paths of 1 and 2 hops, which is not sound for its own 2-layer GCN "
         "with symmetric normalization (that model reads the degrees of 2-hop neighbours, so injections 3 hops away "
         "move it), so every certified ratio is reported twice: the paper's (hops=2) and the sound one (hops=3, "
@@ -95,11 +97,35 @@ def _official_targets(correct: np.ndarray, index: int) -> np.ndarray:
     return np.array(random.Random(OFFICIAL_FIRST_TARGET_SEED + index).sample(list(correct), 100))
 
 
-def _certify_curves(adj, p_lower, p_upper, targets, rhos, tau, p_e, p_n) -> dict[str, np.ndarray]:
-    """Certified ratio ``[len(rhos)]`` of each certificate on one target set, and the reduced-LP solve times."""
+COLLECTIVE_RULES = ("collective", "samplewise")
+SAMPLEWISE_IN_COLLECTIVE_SLOT = Null(
+    "the sample-wise certificate (official rule, each target alone, no collective LP) in every collective slot",
+    {"certificate": "samplewise"})
+
+
+def _check_rule(certificate: str) -> None:
+    if certificate not in COLLECTIVE_RULES:
+        raise ValueError(f"certificate must be one of {COLLECTIVE_RULES}, got {certificate!r}")
+
+
+def _certify_curves(adj, p_lower, p_upper, targets, rhos, tau, p_e, p_n,
+                    certificate: str = "collective") -> dict[str, np.ndarray]:
+    """Certified ratio ``[len(rhos)]`` of each certificate on one target set, and the reduced-LP solve times.
+
+    ``certificate="samplewise"`` (the null) puts the official sample-wise rule in every collective slot (the
+    sample-wise fix included: ``combined*`` is the union of the two sample-wise rules); no LP is solved.
+    """
     pl, pu = p_lower[targets], p_upper[targets]
     out = {name: np.zeros(len(rhos)) for name in (*CERTIFICATES, "lp_s")}
     for j, rho in enumerate(rhos):
+        if certificate == "samplewise":
+            official = samplewise_certified(pl, pu, rho, tau, p_e, p_n, "official")
+            sound = samplewise_certified(pl, pu, rho, tau, p_e, p_n, "conservative")
+            for name in ("collective", "collective_sound", "samplewise"):
+                out[name][j] = official.mean()
+            out["combined"][j] = out["combined_sound"][j] = (official | sound).mean()
+            out["samplewise_conservative"][j] = sound.mean()
+            continue
         # "collective": the paper's certificate (hops=2); "collective_sound": hops=3, sound for the symmetric GCN
         cert = CollectiveCertificate(p_e, p_n, tau, hops=2).fit(adj, pl, pu, targets, rho)
         sound = samplewise_certified(pl, pu, rho, tau, p_e, p_n, "conservative")
@@ -140,10 +166,7 @@ def _plot(ctx, name, rhos, curves, title, p_lower, p_upper, targets, tau, p_e, p
                               ("collective_sound", "collective LP2 (sound, 3 hops)", "tab:purple"),
                               ("combined", "collective + sample-wise fix", "tab:green")):
         ax.plot(rhos, curves[key], marker="o", color=color, label=label, alpha=0.85)
-    ax.set_xlabel("injected nodes rho")
-    ax.set_ylabel("certified ratio")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_title(f"{title}, seed {ctx.seed}")
+    ax.set(xlabel="injected nodes rho", ylabel="certified ratio", ylim=(-0.02, 1.02), title=f"{title}, seed {ctx.seed}")
     ax.legend(fontsize=8)
     ctx.figure(name, fig)
 
@@ -157,8 +180,10 @@ def _max_over_seeds(*keys: str):
 
 @experiment(PAPER, quick={"full_lp_rho": 100, "seeds": 5}, full={"full_lp_rho": 160, "seeds": 5},
             smoke={"rhos": [20, 50, 100, 160], "full_lp_rho": 4}, threads=1,
-            summarize=_max_over_seeds("samplewise_last_nonzero_rho", "lp2_optimum_gap", "sound_cost_max"))
-def official_votes(ctx, rhos: list[int] = RHOS, tau: int = 6, full_lp_rho: int = 100) -> dict[str, float]:
+            summarize=_max_over_seeds("samplewise_last_nonzero_rho", "lp2_optimum_gap", "sound_cost_max"),
+            null=SAMPLEWISE_IN_COLLECTIVE_SLOT)
+def official_votes(ctx, rhos: list[int] = RHOS, tau: int = 6, full_lp_rho: int = 100,
+                   certificate: str = "collective") -> dict[str, float]:
     """Certified ratio vs rho on the official Cora-ML GCN votes (p_e=0.9, p_n=0.8), official split and targets.
 
     Runner seed s certifies the official code's s-th target set (100 correctly classified test nodes), so the
@@ -168,20 +193,22 @@ def official_votes(ctx, rhos: list[int] = RHOS, tau: int = 6, full_lp_rho: int =
     the paper's certificate (``collective_rho*``, 2 hops) and with the one sound for this symmetric GCN
     (``collective_sound_rho*``, 3 hops); ``sound_cost_max`` is the largest difference over the budgets. The
     official sample-wise rule is also read at the budgets of the official repository's shipped curves
-    (``samplewise_at_rho*``).
+    (``samplewise_at_rho*``). ``certificate="samplewise"`` (the null) fills every collective slot with the
+    official sample-wise rule (``_certify_curves``); the LP2 comparison at ``full_lp_rho`` is run either way.
 
     Measured before the runner took over repetition (quick, 5 target sets in one run): collective 0.95 / 0.894 /
     0.80 / 0.688 at rho = 20 / 50 / 100 / 160; sample-wise certifies nothing for rho >= 31; reduced and full LP2
     optima equal (gap 0). The 3-hop certificate changes one ratio by 0.01 (c3 = 8e-6 at p_e=0.9, p_n=0.8).
     """
     rho_list = _budgets(rhos)
+    _check_rule(certificate)
     data, votes = cert_graph("cora_ml"), cert_votes(dataset="cora_ml", model="gcn", p_e=0.9, p_n=0.8)
     y, adj = data.y.numpy(), _adjacency(data)
     _, _, test = cert_split(y, 50, 2020)
     p_lower, p_upper = clopper_pearson(votes["count_top"], votes["count_runner_up"], votes["num_samples"], ALPHA)
     correct = test[votes["top2"][test, 0] == y[test]]
     targets = _official_targets(correct, ctx.seed)
-    curves = _certify_curves(adj, p_lower, p_upper, targets, rho_list, tau, 0.9, 0.8)
+    curves = _certify_curves(adj, p_lower, p_upper, targets, rho_list, tau, 0.9, 0.8, certificate)
     metrics = _curve_metrics(curves, rho_list)
     radius = samplewise_radius(p_lower[targets], p_upper[targets], tau, 0.9, 0.8, "official")
     metrics["samplewise_last_nonzero_rho"] = float(radius.max())
@@ -207,11 +234,11 @@ def official_votes(ctx, rhos: list[int] = RHOS, tau: int = 6, full_lp_rho: int =
 
 @experiment(PAPER, quick={"num_samples": 50_000, "seeds": 5}, full={"num_samples": 100_000, "seeds": 5},
             smoke={"num_samples": 200, "epochs": 5, "patience": 2, "rhos": [20], "timing_rho": 4}, threads=1,
-            summarize=_max_over_seeds("lp2_full_seconds", "sound_cost_max"))
+            summarize=_max_over_seeds("lp2_full_seconds", "sound_cost_max"), null=SAMPLEWISE_IN_COLLECTIVE_SLOT)
 def own_smoothing(ctx, dataset: str = "citeseer", model: str = "gcn", p_e: float = 0.9, p_n: float = 0.8,
                   num_samples: int = 100_000, epochs: int = 1000, patience: int = 30, rhos: list[int] = RHOS,
                   injected_fraction: float = 0.05, tau: int = 6, timing_rho: int = 160,
-                  normalization: str = "sym") -> dict[str, float]:
+                  normalization: str = "sym", certificate: str = "collective") -> dict[str, float]:
     """Our smoothing end to end: train, vote, certify; ratio at rho = 5% of the graph; LP2 time at rho = 160.
 
     One seed trains one smoothed model (``ctx.child_seed("smoothing")``) and certifies one draw of 100 correctly
@@ -219,13 +246,15 @@ def own_smoothing(ctx, dataset: str = "citeseer", model: str = "gcn", p_e: float
     paper-LP2 solve over seeds. Other smoothing levels or a GAT run via ``--set p_e=..,p_n=..,model=gat``; a
     row-normalized GCN (2-hop receptive field, for which the paper's certificate is sound) via
     ``--set normalization=row``. ``collective_5pct`` is the paper's certificate, ``collective_sound_5pct`` the 3-hop
-    one (sound for the default symmetric GCN).
+    one (sound for the default symmetric GCN). ``certificate="samplewise"`` (the null) fills every collective slot
+    with the official sample-wise rule; the paper's LP2 is still timed at ``timing_rho``.
     Training and voting wall times are in the ``timings`` artifact.
 
     Measured before the runner took over repetition (quick, one model and 5 target draws in one run): collective
     0.80 against sample-wise 0.0 at rho = 5% (106 nodes); the paper's LP2 at rho = 160 solved in 1.2 s.
     """
     budgets = _budgets(rhos)
+    _check_rule(certificate)
     data = cert_graph(dataset)
     y, adj, n = data.y.numpy(), _adjacency(data), data.num_nodes
     train, val, test = cert_split(y, 50, 2020)
@@ -246,7 +275,7 @@ def own_smoothing(ctx, dataset: str = "citeseer", model: str = "gcn", p_e: float
     if correct.size < 100:
         raise ValueError(f"only {correct.size} test nodes are correctly classified; need 100 targets")
     targets = ctx.rng("targets").choice(correct, 100, replace=False)
-    curves = _certify_curves(adj, p_lower, p_upper, targets, rho_list, tau, p_e, p_n)
+    curves = _certify_curves(adj, p_lower, p_upper, targets, rho_list, tau, p_e, p_n, certificate)
     metrics = _curve_metrics(curves, rho_list)
     j = rho_list.index(rho_5)
     c1, c2 = path_costs(p_e, p_n)
@@ -279,10 +308,10 @@ def _tiny_graph(rng, n):
     return adj
 
 
-def _two_hop_classifier(n, base, num_classes):
-    def classify(perturbed):
+def _hop_classifier(n, base, num_classes, hops):
+    def classify(perturbed):  # an injected node within ``hops`` hops (2 or 3) shifts the label
         walks = perturbed.astype(np.int32)
-        walks = walks + walks @ walks
+        walks = walks + walks @ walks + (walks @ walks @ walks if hops == 3 else 0)
         near = walks[:, :, n:].sum(2) > 0
         labels = (base[None, :] + perturbed[:, :, :n].any(2)) % num_classes
         return np.where(near, (labels + 1) % num_classes, labels)
@@ -290,21 +319,26 @@ def _two_hop_classifier(n, base, num_classes):
     return classify
 
 
-def _three_hop_classifier(n, base, num_classes):
-    def classify(perturbed):
-        walks = perturbed.astype(np.int32)
-        walks = walks + walks @ walks + walks @ walks @ walks  # an injected node within 3 hops shifts the label
-        near = walks[:, :, n:].sum(2) > 0
-        labels = (base[None, :] + perturbed[:, :, :n].any(2)) % num_classes
-        return np.where(near, (labels + 1) % num_classes, labels)
-
-    return classify
+def _charges(hops: int, p_e: float, p_n: float) -> tuple[float, float, float | None]:
+    """``(c1, c2, c3)`` charging injected paths of up to ``hops`` edges (paper: 2; sound for a symmetric GCN: 3)."""
+    c1, c2 = path_costs(p_e, p_n)
+    return c1, (c2 if hops >= 2 else 0.0), (path_cost(3, p_e, p_n) if hops >= 3 else None)
 
 
-def _star_regression(ctx, samples: int, p_e: float = 0.01, p_n: float = 0.01, num_mids: int = 15) -> dict[str, float]:
+def _max_flipped(adj, p_a, p_b, targets, rho: int, tau: int, p_e: float, p_n: float, hops: int) -> float:
+    """``M*`` of the certificate charging paths of up to ``hops`` edges (1 hop: the reduced LP2 with ``c2 = 0``)."""
+    if hops in (2, 3):
+        return CollectiveCertificate(p_e, p_n, tau, hops=hops).fit(adj, p_a, p_b, targets, rho).max_flipped_
+    c1, c2, c3 = _charges(hops, p_e, p_n)
+    return lp2_reduced(adj, targets, flip_weights(p_a, p_b), rho, tau, c1, c2, c3=c3).value
+
+
+def _star_regression(ctx, samples: int, p_e: float = 0.01, p_n: float = 0.01, num_mids: int = 15,
+                     paper_hops: int = 2, sound_hops: int = 3) -> dict[str, float]:
     """Hub–mid–leaf star (2 num_mids + 1 nodes), the library's GCNs with hand-set weights (a leaf turns class 1 iff
     the hub's degree reaches num_mids + 2), one featureless injected node with one edge to the hub (3 hops from
-    every leaf): leaves flipped, and leaves each certificate calls safe (rho = tau = 1), per normalization."""
+    every leaf): leaves flipped, and leaves each certificate calls safe (rho = tau = 1), per normalization (keys
+    ``_h2``: the paper's slot, charging ``paper_hops``; ``_h3``: the sound slot, charging ``sound_hops``)."""
     mids = np.arange(1, num_mids + 1)
     leaves = mids + num_mids
     n = 2 * num_mids + 1
@@ -331,16 +365,24 @@ def _star_regression(ctx, samples: int, p_e: float = 0.01, p_n: float = 0.01, nu
         flipped = after[np.arange(num_mids), order[:, 0]] <= after[np.arange(num_mids), order[:, 1]]
         p_a, p_b = clopper_pearson(count_a, count_b, samples, 0.01)
         out[f"star_{name}_flips"] = float(flipped.sum())
-        for hops in (2, 3):
-            cert = CollectiveCertificate(p_e, p_n, tau=1, hops=hops).fit(adj, p_a, p_b, leaves, rho=1)
-            out[f"star_{name}_certified_h{hops}"] = float(cert.certified_count_)
-            out[f"star_{name}_violation_h{hops}"] = float(flipped.sum() > num_mids - cert.certified_count_)
+        for key, hops in (("h2", paper_hops), ("h3", sound_hops)):
+            bound = _max_flipped(adj, p_a, p_b, leaves, 1, 1, p_e, p_n, hops)
+            certified = max(num_mids - math.ceil(bound - 1e-6), 0)  # as CollectiveCertificate.certified_count_
+            out[f"star_{name}_certified_{key}"] = float(certified)
+            out[f"star_{name}_violation_{key}"] = float(flipped.sum() > num_mids - certified)
     return out
+
+
+ONE_HOP_CERTIFICATE = Null("an unsound certificate in the paper's slot: the 1-hop certificate (charges only injected "
+                           "edges at the target, c2 = 0) against classifiers that read 2 hops", {"paper_hops": 1})
+TWO_HOP_IN_SOUND_SLOT = Null("the paper's 2-hop certificate in the 3-hop certificate's slot (unsound for the "
+                             "symmetric GCN's 3-hop receptive field)", {"sound_hops": 2})
 
 
 @experiment(PAPER, quick={"cases": 12}, full={"cases": 40, "star_samples": 20_000},
             smoke={"cases": 2, "star_samples": 500}, threads=1)
-def soundness(ctx, cases: int = 12, num_nodes: int = 4, star_samples: int = 4000) -> dict[str, float]:
+def soundness(ctx, cases: int = 12, num_nodes: int = 4, star_samples: int = 4000, paper_hops: int = 2,
+              sound_hops: int = 3) -> dict[str, float]:
     """Exhaustive injections on tiny random graphs with exact smoothed probabilities: do certified nodes flip?
 
     Each case draws a random tree plus one edge, (p_e, p_n) and a base classifier that reacts to injected nodes
@@ -348,9 +390,13 @@ def soundness(ctx, cases: int = 12, num_nodes: int = 4, star_samples: int = 4000
     ``ctx.rng("case", i)``, cycles (rho, tau) through (1, 2), (2, 1), (2, 2), and attacks with every injection;
     counts are totals over the cases. ``three_hop_*``: flips of the 3-hop classifier that escape the paper's 2-hop
     flip condition (``paper``) and the 3-hop one (``sound``). ``star_*``: the hub–mid–leaf star with the library's
-    GCNs (Monte Carlo votes, ``star_samples`` samples). Measured before the seed idiom changed the case draws
-    (quick): 589 flips, 0 violations.
+    GCNs (Monte Carlo votes, ``star_samples`` samples). ``paper_hops`` / ``sound_hops``: the paths charged by the
+    certificate in the paper's slot (2) and in the sound slot (3); the nulls put an unsound certificate in one
+    slot (1 hop in the paper's, the paper's 2 hops in the sound one), under the same keys. Measured before the
+    seed idiom changed the case draws (quick): 589 flips, 0 violations.
     """
+    if paper_hops not in (1, 2, 3) or sound_hops not in (1, 2, 3):
+        raise ValueError(f"paper_hops and sound_hops must be 1, 2 or 3, got {paper_hops} and {sound_hops}")
     totals = dict.fromkeys(("flips", "samplewise_certified", "samplewise_violations", "collective_violations",
                             "official_rule_violations", "lp_violations", "injections", "three_hop_flips",
                             "three_hop_violations_paper", "three_hop_violations_sound",
@@ -360,7 +406,7 @@ def soundness(ctx, cases: int = 12, num_nodes: int = 4, star_samples: int = 4000
         rho, tau = [(1, 2), (2, 1), (2, 2)][case % 3]
         p_e, p_n = float(rng.uniform(0.3, 0.7)), float(rng.uniform(0.02, 0.5))
         adj = _tiny_graph(rng, num_nodes)
-        classify = _two_hop_classifier(num_nodes, rng.integers(3, size=num_nodes + rho), 3)
+        classify = _hop_classifier(num_nodes, rng.integers(3, size=num_nodes + rho), 3, hops=2)
         targets = np.arange(num_nodes)
         result = attack_all_injections(classify, adj, targets, rho, tau, p_e, p_n, 3)
         _, p_a, p_b = top_two(result["clean_probs"])  # exact top-two class probabilities
@@ -368,9 +414,9 @@ def soundness(ctx, cases: int = 12, num_nodes: int = 4, star_samples: int = 4000
         sound = samplewise_certified(p_a, p_b, rho, tau, p_e, p_n, "conservative")
         official = samplewise_certified(p_a, p_b, rho, tau, p_e, p_n, "official")
         weights = flip_weights(p_a, p_b)
-        c1, c2 = path_costs(p_e, p_n)
-        conditions = bqclp_conditions(adj, targets, weights, result["a1"], result["a2"], c1, c2)
-        bound = CollectiveCertificate(p_e, p_n, tau, hops=2).fit(adj, p_a, p_b, targets, rho).max_flipped_
+        paper_charges, sound_charges = _charges(paper_hops, p_e, p_n), _charges(sound_hops, p_e, p_n)
+        conditions = bqclp_conditions(adj, targets, weights, result["a1"], result["a2"], *paper_charges)
+        bound = _max_flipped(adj, p_a, p_b, targets, rho, tau, p_e, p_n, paper_hops)
         totals["flips"] += flipped.sum()
         totals["injections"] += flipped.shape[0]
         totals["samplewise_certified"] += sound.sum()
@@ -379,19 +425,19 @@ def soundness(ctx, cases: int = 12, num_nodes: int = 4, star_samples: int = 4000
         totals["collective_violations"] += (flipped & ~conditions).sum()
         totals["lp_violations"] += float(flipped.sum(1).max() > np.ceil(bound - 1e-6))
         # the same graph against a classifier with a 3-hop receptive field
-        far = attack_all_injections(_three_hop_classifier(num_nodes, rng.integers(3, size=num_nodes + rho), 3),
+        far = attack_all_injections(_hop_classifier(num_nodes, rng.integers(3, size=num_nodes + rho), 3, hops=3),
                                     adj, targets, rho, tau, p_e, p_n, 3)
         _, p_a, p_b = top_two(far["clean_probs"])
         weights, flipped = flip_weights(p_a, p_b), far["flipped"]
-        c3 = path_cost(3, p_e, p_n)
-        paper_ok = bqclp_conditions(adj, targets, weights, far["a1"], far["a2"], c1, c2)
-        sound_ok = bqclp_conditions(adj, targets, weights, far["a1"], far["a2"], c1, c2, c3)
-        sound_bound = CollectiveCertificate(p_e, p_n, tau, hops=3).fit(adj, p_a, p_b, targets, rho).max_flipped_
+        paper_ok = bqclp_conditions(adj, targets, weights, far["a1"], far["a2"], *paper_charges)
+        sound_ok = bqclp_conditions(adj, targets, weights, far["a1"], far["a2"], *sound_charges)
+        sound_bound = _max_flipped(adj, p_a, p_b, targets, rho, tau, p_e, p_n, sound_hops)
         totals["three_hop_flips"] += flipped.sum()
         totals["three_hop_violations_paper"] += (flipped & ~paper_ok).sum()
         totals["three_hop_violations_sound"] += (flipped & ~sound_ok).sum()
         totals["three_hop_lp_violations_sound"] += float(flipped.sum(1).max() > np.ceil(sound_bound - 1e-6))
-    return {k: float(v) for k, v in totals.items()} | {"cases": float(cases)} | _star_regression(ctx, star_samples)
+    star = _star_regression(ctx, star_samples, paper_hops=paper_hops, sound_hops=sound_hops)
+    return {k: float(v) for k, v in totals.items()} | {"cases": float(cases)} | star
 
 
 def _near(measured: float, paper: float, tolerance: float) -> bool:
@@ -409,23 +455,17 @@ CLAIMS = [
           and m["samplewise_last_nonzero_rho_max"] <= 30 and m["collective_rho160"] >= 0.5,
           paper="official certify_result_tau6_seed2021-2025.pkl: sample-wise 1.00 / 0.994 / 0.964 / 0.686 / 0.0 at "
                 "rho = 20 / 26 / 28 / 30 / 31"),
-    Claim("The exact symmetry-reduced LP2 has the same optimum as the paper's LP2 (on every target set)",
-          experiment=official_votes, check=lambda m: m["lp2_optimum_gap_max"] <= 1e-4,
-          paper="ours: M* = 19.384 at rho = 100 for both"),
     Claim(f"With our smoothing on CiteSeer at rho = 5% of the graph, the paper's numbers reproduce: sample-wise "
           f"certifies 0.0% and the collective certificate 81.2% (within {CITESEER_TOLERANCE})",
           experiment=own_smoothing,
           check=lambda m: _near(m["collective_5pct"], PAPER_CITESEER_5PCT["collective"], CITESEER_TOLERANCE)
           and m["samplewise_5pct"] <= PAPER_CITESEER_5PCT["samplewise"] + 0.005,
           paper="abstract: 0.0% (sample-wise) -> 81.2% (collective) on Citeseer, 5% injected nodes"),
-    Claim("The paper's LP2 at the largest budget (rho = 160, CiteSeer) solves in under 60 s on every seed",
-          experiment=own_smoothing, check=lambda m: m["lp2_full_seconds_max"] < 60.0,
-          paper="abstract: LP solved within 1 minute on Citeseer"),
     Claim("Soundness: on tiny graphs no exhaustive injection flips a node certified sample-wise (conservative rule) "
           "or escapes the collective flip condition, and flips do occur",
           experiment=soundness,
           check=lambda m: m["samplewise_violations"] == 0 and m["collective_violations"] == 0
-          and m["lp_violations"] == 0 and m["flips"] > 0,
+          and m["lp_violations"] == 0 and m["flips"] > 0, null=ONE_HOP_CERTIFICATE,
           paper="Theorems (certificates are sound for any base classifier)"),
     Claim("The paper's certificate is not sound for a 2-layer GCN with symmetric normalization (receptive field 3 "
           "hops): on the hub-mid-leaf star one injected edge flips more leaves than it allows and 3-hop flips escape "
@@ -435,14 +475,26 @@ CLAIMS = [
           check=lambda m: m["star_sym_violation_h2"] == 1 and m["star_sym_violation_h3"] == 0
           and m["star_row_violation_h2"] == 0 and m["three_hop_violations_paper"] > 0
           and m["three_hop_violations_sound"] == 0 and m["three_hop_lp_violations_sound"] == 0,
+          null=TWO_HOP_IN_SOUND_SLOT,
           paper="ours (issue 27): the paper's Theorem assumes the 2-hop receptive field of the base GNN"),
-    Claim("Soundness for the symmetric GCN costs little at the paper's smoothing (p_e = 0.9, p_n = 0.8): the 3-hop "
-          "certificate certifies at most 0.02 less than the paper's at every budget on the official Cora-ML votes, "
-          "on every target set",
-          experiment=official_votes, check=lambda m: m["sound_cost_max_max"] <= 0.02,
-          paper="ours: c3 = -ln(1 - 0.02^3) = 8e-6 against c2 = 4e-4"),
-    Claim("Soundness for the symmetric GCN costs little on our smoothed CiteSeer GCN too: the 3-hop certificate "
-          "certifies at most 0.02 less than the paper's at every budget (5% of the graph included) on every seed",
-          experiment=own_smoothing, check=lambda m: m["sound_cost_max_max"] <= 0.02,
-          paper="ours: c3 = 8e-6 at p_e = 0.9, p_n = 0.8"),
+]
+
+# No verdict (ARCHITECTURE.md): an identity of the LP, a wall time with no slower method to fail at smoke, and the
+# cost of the sound stand-in for the paper's certificate (fixed by c3 << c2: it says the stand-in sits in the regime).
+REGIMES = [
+    Regime("The exact symmetry-reduced LP2 has the same optimum as the paper's LP2 (largest gap over target sets; "
+           "an identity of the reduction, tested in tests/graph/certify/test_collective.py)",
+           official_votes, metrics=["lp2_optimum_gap_max", "lp2_full_optimum", "lp2_reduced_optimum", "lp2_full_rho"],
+           paper="ours: M* = 19.384 at rho = 100 for both"),
+    Regime("Wall time of the paper's LP2 at the largest budget (rho = 160, CiteSeer): slowest solve over seeds, "
+           "seconds, and its number of variables", own_smoothing,
+           metrics=["lp2_full_seconds_max", "lp2_full_variables", "timing_rho"],
+           paper="abstract: LP solved within 1 minute on Citeseer"),
+    Regime("What soundness for the symmetric GCN costs on the official Cora-ML votes: the largest drop of the "
+           "certified ratio from the paper's 2-hop certificate to the sound 3-hop one, over budgets and target sets",
+           official_votes, metrics=["sound_cost_max_max"],
+           paper="ours: c3 = -ln(1 - 0.02^3) = 8e-6 against c2 = 4e-4 at p_e = 0.9, p_n = 0.8"),
+    Regime("What soundness for the symmetric GCN costs on our smoothed CiteSeer GCN: the largest drop of the "
+           "certified ratio from the 2-hop to the 3-hop certificate, over budgets (5% of the graph included) and "
+           "seeds", own_smoothing, metrics=["sound_cost_max_max"], paper="ours: c3 = 8e-6 at p_e = 0.9, p_n = 0.8"),
 ]

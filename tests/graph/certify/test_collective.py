@@ -113,6 +113,32 @@ def test_official_cora_votes_optimum():
     assert cert.max_flipped_ < sound.max_flipped_ < cert.max_flipped_ + 0.5
 
 
+@pytest.mark.skipif(not (DATA / "cora_ml_gcn_votes_pe0.9_pn0.8.npz").is_file(), reason="set ICML24_DATA")
+@pytest.mark.parametrize("target_set", [0, 3])
+def test_official_cora_votes_reduced_lp2_equals_the_papers_lp2(target_set):
+    """The symmetry reduction is exact on the official votes too: the paper's LP2 over all rho x n entries of A1
+    (restrict=False) has the reduced LP2's optimum, on official target sets (the identity the paper's report shows
+    as a regime, lp2_optimum_gap_max)."""
+    from icml24.data.cert_graphs import cert_graph, cert_split, cert_votes
+    from icml24.graph.certify import clopper_pearson
+
+    data, votes = cert_graph("cora_ml"), cert_votes()
+    y = data.y.numpy()
+    _, _, test = cert_split(y, 50, 2020)
+    p_a, p_b = clopper_pearson(votes["count_top"], votes["count_runner_up"], votes["num_samples"], 2 * 0.01 / 7)
+    correct = test[votes["top2"][test, 0] == y[test]]
+    targets = np.array(random.Random(2021 + target_set).sample(list(correct), 100))
+    ei = data.edge_index.numpy()
+    adj = sp.csr_matrix((np.ones(ei.shape[1]), ei), shape=(y.size, y.size))
+    weights = flip_weights(p_a[targets], p_b[targets])
+    c1, c2 = path_costs(0.9, 0.8)
+    for rho in (3, 8):
+        reduced = lp2_reduced(adj, targets, weights, rho, 6, c1, c2)
+        full = lp2(adj, targets, weights, rho, 6, c1, c2, restrict=False)
+        assert full.num_variables > 10 * reduced.num_variables
+        assert full.value == pytest.approx(reduced.value, abs=1e-6)
+
+
 def test_path_costs_and_three_hop_paths():
     keep = 0.3 * 0.4
     assert path_cost(3, 0.7, 0.6) == pytest.approx(-np.log(1 - keep**3))
