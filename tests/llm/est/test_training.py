@@ -41,6 +41,23 @@ def test_resume_from_checkpoint_continues_the_same_loss_curve(tmp_path):
     assert not np.array_equal(fresh.train_loss_, straight.train_loss_)
 
 
+def test_a_crafted_checkpoint_is_refused_without_running_it(tmp_path):
+    import torch
+
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))  # unpickling would create the marker file
+
+    path = tmp_path / "ckpt.pt"
+    torch.save({"model": Payload()}, path)
+    train, val = _tokens(2000, 0), _tokens(400, 1)
+    with pytest.raises(ValueError, match="refused"):
+        _trainer(checkpoint_path=path).fit(train, val)
+    assert not marker.exists()
+
+
 def test_baseline_and_est_share_the_data_and_start_but_not_the_flops():
     train, val = _tokens(2000, 0), _tokens(400, 1)
     base = _trainer(EvolvingSubnetworkSchedule.full()).fit(train, val)

@@ -7,8 +7,10 @@ the same initial weights, data order and learning-rate schedule, so only the sub
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
+import pickle
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -157,7 +159,14 @@ class EvolvingSubnetworkTrainer(FittedAttributes):
         state = {"step": 0, "train_loss": [], "step_flops": [], "step_seconds": [], "step_cpu_seconds": [],
                  "evals": []}
         if self.checkpoint_path is not None and self.checkpoint_path.exists():
-            saved = torch.load(self.checkpoint_path, weights_only=False)
+            try:
+                saved = torch.load(self.checkpoint_path, weights_only=True)  # tensors and plain data: no code runs
+            except pickle.UnpicklingError as exc:
+                raise ValueError(f"{self.checkpoint_path} holds objects other than tensors and plain data (refused, "
+                                 f"nothing in it was run: {str(exc).splitlines()[0][:120]})") from None
+            if saved.get("config") != dataclasses.asdict(cfg):
+                raise ValueError(f"{self.checkpoint_path} was written for another model configuration; delete it or "
+                                 "pass another checkpoint_path")
             model.load_state_dict(saved["model"])
             optimizer.load_state_dict(saved["optimizer"])
             data_gen.set_state(saved["data_generator"])
@@ -213,7 +222,7 @@ class EvolvingSubnetworkTrainer(FittedAttributes):
         tmp = self.checkpoint_path.with_name(self.checkpoint_path.name + ".tmp")
         torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                     "data_generator": data_gen.get_state(), "sampler": sampler.state_dict(), "state": state,
-                    "config": self.config}, tmp)
+                    "config": dataclasses.asdict(self.config)}, tmp)  # plain data: loadable with weights_only
         os.replace(tmp, self.checkpoint_path)
 
     def flops_saving(self) -> float:
