@@ -40,6 +40,18 @@ def test_representable_values_round_trip_exactly(m, e_hi, gap, seed):
     assert torch.equal(fmt.outlier_mask(x) | (x == 0), hi | (x == 0))
 
 
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), m=st.integers(1, 6), threshold=st.floats(0.01, 1.0))
+def test_error_is_never_above_bfp_at_the_same_mantissa_width_and_block(blocked, data, m, threshold):
+    # an identity, not a finding: outliers use BFP's exponent and the rest a finer power-of-two grid that contains
+    # BFP's, so BiE (which spends 1 + 16 / B more bits per element) is at least as close element by element
+    x = data.draw(blocked(block_size=16))
+    bie, bfp = BiEFormat(m, 16, threshold=threshold), BFPFormat(m, 16)
+    err_bie, err_bfp = (x.double() - bie.quantize(x).double()).abs(), (x.double() - bfp.quantize(x).double()).abs()
+    assert (err_bie <= err_bfp).all()
+    assert bie.bits_per_element - bfp.bits_per_element == 1 + 8 / 16
+
+
 def test_bits_per_element_matches_the_paper_formula():
     # (1 + m) + 1 flag + 2 * 8 / B: 5.125 for B = 128, m = 3 (paper page); 5.25 / 4.25 for B = 64
     assert BiEFormat(3, 128).bits_per_element == 5.125
