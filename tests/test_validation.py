@@ -30,3 +30,32 @@ def test_check_finite_passes_clean_input_through():
     with pytest.raises(ValueError, match="gamma must be > 0"):
         check_positive("gamma", 0.0)
     assert check_positive("noise_std", 0.0, allow_zero=True) == 0.0
+
+
+def test_certificate_and_distillation_inputs_that_gave_silent_numbers_are_refused():
+    """Issue #45's list: broadcast lengths, NaN radii, alpha outside (0, 1), eigen_k = 0, NaN features, gamma < 0."""
+    import numpy as np
+    import torch
+    from torch_geometric.data import Data
+
+    from icml24.graph import GDEM, GeneralizedRP
+    from icml24.graph.certify import clopper_pearson, samplewise_radius
+
+    with pytest.raises(ValueError, match="same shape"):
+        samplewise_radius(np.array([0.9, 0.8, 0.7]), np.array([0.1, 0.2]), 6, 0.9, 0.8)
+    with pytest.raises(ValueError, match="no NaN"):
+        samplewise_radius(np.array([np.nan]), np.array([0.1]), 6, 0.9, 0.8)
+    for alpha in (2.0, -1.0, 0.0):
+        with pytest.raises(ValueError, match="alpha"):
+            clopper_pearson(np.array([90]), np.array([5]), 100, alpha)
+    data = Data(x=torch.randn(6, 3), y=torch.tensor([0, 1, 0, 1, 0, 1]),
+                edge_index=torch.tensor([[0, 1, 2, 3, 4], [1, 2, 3, 4, 5]]),
+                train_mask=torch.ones(6, dtype=torch.bool))
+    with pytest.raises(ValueError, match="eigen_k"):
+        GDEM(eigen_k=0).fit(data)
+    bad = data.clone()
+    bad.x[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="NaN"):
+        GDEM().fit(bad)
+    with pytest.raises(ValueError, match="gamma"):
+        GeneralizedRP(gamma=-1.0, steps=2).fit(data)

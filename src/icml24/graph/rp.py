@@ -349,6 +349,11 @@ class GeneralizedRP(ResidualPropagation):
     def _hyperparameters(self) -> dict:
         return {**super()._hyperparameters(), "gamma": self.gamma}
 
+    def _check_hyperparameters(self) -> None:
+        super()._check_hyperparameters()
+        if not (isinstance(self.gamma, (int, float)) and math.isfinite(self.gamma) and self.gamma > 0):
+            raise ValueError(f"gamma must be a positive number (the Gaussian kernel's width), got {self.gamma!r}")
+
     @classmethod
     def select(cls, data, grid: dict[str, list] | None = None, **fixed) -> GeneralizedRP:
         """The model of ``grid`` (default ``SELECTION_GRID``) with the best validation accuracy, fitted; the table

@@ -26,6 +26,17 @@ import numpy as np
 VARIANTS = ("official", "conservative")
 
 
+def _margin(p_lower, p_upper) -> np.ndarray:
+    """``p̲_A - p̄_B``, refusing mismatched lengths (no broadcasting) and probabilities outside [0, 1] or NaN."""
+    lower, upper = np.asarray(p_lower, dtype=float), np.asarray(p_upper, dtype=float)
+    if lower.shape != upper.shape:
+        raise ValueError(f"p_lower and p_upper must have the same shape, got {lower.shape} and {upper.shape}")
+    for name, values in (("p_lower", lower), ("p_upper", upper)):
+        if not np.all((values >= -1e-9) & (values <= 1.0 + 1e-9)):  # NaN fails this too; rounding is allowed
+            raise ValueError(f"{name} must hold probabilities in [0, 1] (no NaN)")
+    return np.clip(lower, 0.0, 1.0) - np.clip(upper, 0.0, 1.0)
+
+
 def disconnection_probability(rho, tau: int, p_e: float, p_n: float) -> np.ndarray:
     """``p̃``: probability that none of ``rho`` injected nodes (``tau`` edges each) keeps an edge."""
     _check(tau, p_e, p_n)
@@ -45,7 +56,7 @@ def samplewise_certified(p_lower, p_upper, rho: int, tau: int, p_e: float, p_n: 
         p_e, p_n (float): smoothing parameters.
         variant (str): ``"official"`` or ``"conservative"`` (see the module docstring).
     """
-    margin = np.asarray(p_lower, dtype=float) - np.asarray(p_upper, dtype=float)
+    margin = _margin(p_lower, p_upper)
     p_tilde = disconnection_probability(rho, tau, p_e, p_n)
     if variant == "official":
         return p_tilde * (margin + 1.0) > 1.0
@@ -60,7 +71,7 @@ def samplewise_radius(p_lower, p_upper, tau: int, p_e: float, p_n: float, varian
     With ``q = p̃(rho=1)``: official ``rho < ln(1 + d) / -ln q``; conservative ``rho < ln(1 - d/2) / ln q``,
     ``d = p̲_A - p̄_B``; the strict inequality gives ``ceil(bound) - 1``.
     """
-    margin = np.asarray(p_lower, dtype=float) - np.asarray(p_upper, dtype=float)
+    margin = _margin(p_lower, p_upper)
     log_q = np.log(disconnection_probability(1, tau, p_e, p_n))
     if log_q == 0.0:  # nothing can ever connect: certified at every budget when the margin is positive
         return np.where(margin > 0, np.iinfo(np.int64).max, 0)

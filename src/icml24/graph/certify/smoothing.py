@@ -31,8 +31,14 @@ def clopper_pearson(count_top, count_runner_up, num_samples: int, alpha: float) 
     Same as ``statsmodels.stats.proportion.proportion_confint(k, n, alpha, method="beta")`` lower/upper.
     The official code uses ``alpha = 2 * 0.01 / 7`` for every dataset.
     """
+    if not (isinstance(alpha, (int, float)) and 0.0 < alpha < 1.0):
+        raise ValueError(f"alpha must lie in (0, 1) (the bounds' error level), got {alpha!r}")
+    if not (isinstance(num_samples, (int, np.integer)) and num_samples >= 1):
+        raise ValueError(f"num_samples must be a positive int, got {num_samples!r}")
     k_a = np.asarray(count_top, dtype=float)
     k_b = np.asarray(count_runner_up, dtype=float)
+    if not (np.all(np.isfinite(k_a)) and np.all(np.isfinite(k_b))) or np.any(k_a < 0) or np.any(k_b < 0):
+        raise ValueError("count_top and count_runner_up must be finite non-negative counts")
     if np.any(k_a + k_b > num_samples) or np.any(k_b > k_a):
         raise ValueError("need count_runner_up <= count_top and count_top + count_runner_up <= num_samples")
     with np.errstate(invalid="ignore", divide="ignore"):

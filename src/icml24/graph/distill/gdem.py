@@ -97,6 +97,11 @@ class GDEM(FittedAttributes):
                 raise ValueError(f"GDEM.fit needs data.{name}: pass a PyG Data with features, labels, edges and masks")
         if not 0.0 < self.reduction_rate:
             raise ValueError(f"reduction_rate must be positive, got {self.reduction_rate}")
+        if not (isinstance(self.eigen_k, int) and self.eigen_k >= 1):
+            raise ValueError(f"eigen_k must be a positive int (the number of eigenpairs matched), got {self.eigen_k!r}")
+        if not torch.isfinite(data.x.to_dense() if data.x.layout != torch.strided else data.x).all():
+            raise ValueError("data.x holds NaN or inf; GDEM's eigenbasis and features would be NaN: clean the "
+                             "features first")
         if self.epochs_u < 0 or self.epochs_x < 0 or self.epochs_u + self.epochs_x == 0:
             raise ValueError("epochs_u and epochs_x must be non-negative and not both zero")
 
