@@ -119,3 +119,38 @@ def test_accuracy_smoke_deterministic(tmp_path):
     again = exp(Context(seed=1, out_dir=tmp_path), **config)
     timing = {k for k in m if "seconds" in k}
     assert {k: v for k, v in m.items() if k not in timing} == {k: v for k, v in again.items() if k not in timing}
+
+
+def test_nulls_are_an_untrained_model_and_the_uncalibrated_model():
+    sinks, accuracy = paper.PAPER.experiments["sinks"], paper.PAPER.experiments["accuracy"]
+    assert sinks.null.overrides == {"weights": "untrained"} and not sinks.null.cheap
+    assert accuracy.null.overrides == {"calibration": "none"} and not accuracy.null.cheap  # half of quick
+    assert [claim.resolved_null for claim in paper.CLAIMS] == [sinks.null, accuracy.null, accuracy.null]
+    with pytest.raises(ValueError, match="calibration"):
+        paper.accuracy(None, calibration="random")
+    with pytest.raises(ValueError, match="weights"):
+        paper.sinks(None, weights="random")
+
+
+def test_untrained_copy_is_a_fresh_seeded_initialisation_of_the_same_architecture():
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=True)
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        model = LlamaForCausalLM(config)
+        with torch.no_grad():
+            model.model.norm.weight.mul_(3.0)  # "trained" norm weights
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    state = torch.random.get_rng_state()
+    fresh = paper._untrained_like(model, torch.Generator().manual_seed(1))
+    again = paper._untrained_like(model, torch.Generator().manual_seed(1))
+    assert torch.equal(torch.random.get_rng_state(), state)  # the global stream is untouched
+    assert all(torch.equal(v, model.state_dict()[k]) for k, v in before.items())  # the original is untouched
+    assert all(torch.equal(v, again.state_dict()[k]) for k, v in fresh.state_dict().items())  # seeded
+    weight = fresh.model.layers[0].self_attn.q_proj.weight
+    assert not torch.equal(weight, model.model.layers[0].self_attn.q_proj.weight)
+    assert abs(float(weight.std()) - config.initializer_range) < 0.01
+    assert torch.all(fresh.model.norm.weight == 1.0) and fresh.lm_head.weight is fresh.model.embed_tokens.weight

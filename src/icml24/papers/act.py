@@ -7,7 +7,7 @@ import time
 import numpy as np
 import torch
 
-from icml24.core import Claim, Paper, experiment
+from icml24.core import Claim, Null, Paper, experiment
 from icml24.data import smollm2
 from icml24.llm import (
     ACT,
@@ -72,12 +72,35 @@ def _layer_range(num_layers: int) -> list[int]:
     return list(range(2, max(num_layers - 1, 3)))
 
 
+def _untrained_like(model, generator: torch.Generator):
+    """The same architecture at a fresh initialisation drawn from ``generator`` (transformers' Llama init: matrices
+    and embeddings N(0, initializer_range), zero biases, unit norm weights): a model whose attention learned nothing."""
+    import copy
+
+    fresh = copy.deepcopy(model)
+    std = float(getattr(fresh.config, "initializer_range", 0.02))
+    with torch.no_grad():
+        for module in fresh.modules():
+            weight = getattr(module, "weight", None)
+            if isinstance(module, (torch.nn.Linear, torch.nn.Embedding)):
+                module.weight.normal_(0.0, std, generator=generator)
+                if getattr(module, "bias", None) is not None:
+                    module.bias.zero_()
+            elif isinstance(weight, torch.nn.Parameter) and weight.ndim == 1:  # RMSNorm
+                weight.fill_(1.0)
+    return fresh
+
+
 # threads=1: on a shared 2-core machine two torch threads spin, and the smoke runs took 10x longer; use --jobs instead
 @experiment(PAPER, quick={"prompts_per_task": 8, "seeds": 1}, full={"prompts_per_task": 80, "seeds": 1},
-            smoke={"tasks": ["sentiment"], "prompts_per_task": 2, "batch_size": 2}, threads=1)
+            smoke={"tasks": ["sentiment"], "prompts_per_task": 2, "batch_size": 2}, threads=1,
+            null=Null("SmolLM2's architecture at a random initialisation (attention that learned nothing)",
+                      {"weights": "untrained"}))
 def sinks(ctx, tasks: list[str] = TASK_NAMES, prompts_per_task: int = 16, threshold: float = 0.1,
-          batch_size: int = 16) -> dict[str, float]:
+          batch_size: int = 16, weights: str = "pretrained") -> dict[str, float]:
     """Where sinks occur: per layer, the share of heads with sinks beyond the first token (paper finding 1).
+
+    ``weights="untrained"`` counts them in the same architecture at a random initialisation instead (the null).
 
     Two counts from one forward per prompt: the official rule (``col_j > 0.1`` at a key after the first), and a
     robust one that also asks the key to be seen by at least 5 queries and to draw at least twice the attention a
@@ -85,7 +108,11 @@ def sinks(ctx, tasks: list[str] = TASK_NAMES, prompts_per_task: int = 16, thresh
     token of a uniform head. The claim reads the robust count, and counts a layer only where some head shows
     hidden sinks on more than half the prompts by more than two binomial standard errors of the prompt sample.
     """
+    if weights not in ("pretrained", "untrained"):
+        raise ValueError(f"weights must be 'pretrained' or 'untrained', got {weights!r}")
     model, tokenizer = smollm2()
+    if weights == "untrained":
+        model = _untrained_like(model, ctx.torch_generator("untrained weights"))
     batches = []
     for i, name in enumerate(_check_tasks(tasks)):
         task = load_task(name)
@@ -142,11 +169,16 @@ def _sink_figures(ctx, model, tokenizer, batches, robust, share_raw, share, thre
             full={"num_calibration": 40, "num_test": 250, "search_heads": 0, "shots": 1, "seeds": 3},
             smoke={"tasks": ["sentiment"], "num_calibration": 2, "num_test": 2, "search_heads": 1, "batch_size": 4,
                    "shots": 0},
-            threads=1)
+            # the null is not cheap: model load and the plain model's test pass are half of quick (88 s of 177 s)
+            threads=1, null=Null("the uncalibrated model (no ACT) in both ACT conditions' slots",
+                                 {"calibration": "none"}))
 def accuracy(ctx, tasks: list[str] = TASK_NAMES, num_calibration: int = 40, num_test: int = 250, shots: int = 1,
              search_heads: int = 0, threshold: float = 0.1, beta: float = 0.4,
-             batch_size: int = 32) -> dict[str, float]:
+             batch_size: int = 32, calibration: str = "act") -> dict[str, float]:
     """Accuracy of the plain model, ACT on all heads and ACT on searched heads, per task; cost of the search.
+
+    ``calibration="none"`` is the null: no head search and no calibration, so both ACT conditions score the plain
+    model (zero heads calibrated, zero search cost) under their own names.
 
     One seed is one draw per task: ``shots`` solved demonstrations (prefixed to every prompt), ``num_calibration``
     calibration items for the head search and up to ``num_test`` test items (every remaining item when fewer),
@@ -167,6 +199,8 @@ def accuracy(ctx, tasks: list[str] = TASK_NAMES, num_calibration: int = 40, num_
     (all heads) and 0.85 (searched heads), so no 1-point effect could show; quick now spends most of the search's
     share on 1.5x the test items. An effect inside twice its SE fails its claim.
     """
+    if calibration not in ("act", "none"):
+        raise ValueError(f"calibration must be 'act' or 'none', got {calibration!r}")
     model, tokenizer = smollm2()
     names = _check_tasks(tasks)
     num_layers = model.config.num_hidden_layers
@@ -179,6 +213,10 @@ def accuracy(ctx, tasks: list[str] = TASK_NAMES, num_calibration: int = 40, num_
         c, t = task.draw(num_calibration, n_test, shots, seed=split_seed)
         cal.append(encode_task(c, tokenizer, batch_size))
         test.append(encode_task(t, tokenizer, batch_size))
+    if calibration == "none":  # the null: the plain model in both ACT slots, nothing searched
+        correct = {"plain": [_correct(model, b) for b in test]}
+        correct |= {"all": list(correct["plain"]), "filtered": list(correct["plain"])}
+        return _accuracy_metrics(ctx, names, correct, cal, num_layers, shots, _NoSearch(model, cal), 0.0, 0.0)
     tick = time.perf_counter()
     candidates, coverage = _candidates(model, cal, search_heads, threshold, num_layers)
     ctx.log(f"act: candidate heads chosen in {time.perf_counter() - tick:.1f}s")
@@ -198,6 +236,23 @@ def accuracy(ctx, tasks: list[str] = TASK_NAMES, num_calibration: int = 40, num_
         "head_accuracy": {f"{la},{h}": a for (la, h), a in search.head_accuracy_.items()},
         "head_log_likelihood": {f"{la},{h}": a for (la, h), a in search.head_log_likelihood_.items()},
         "baseline_calibration_accuracy": search.baseline_accuracy_})
+    all_count = sum(len(h) for h in ACT(all_heads).selected_heads(model).values())
+    return _accuracy_metrics(ctx, names, correct, cal, num_layers, shots, search, float(all_count), coverage)
+
+
+class _NoSearch:
+    """The null's stand-in for a fitted HeadSearch: nothing searched, nothing kept, no cost; the calibration-set
+    accuracy is the plain model's."""
+
+    def __init__(self, model, cal):
+        self.selected_heads_, self.head_accuracy_, self.num_selected_ = {}, {}, 0
+        self.seconds_, self.forward_passes_, self.forward_layers_ = 0.0, 0, 0
+        self.baseline_accuracy_ = float(np.concatenate([_correct(model, b) for b in cal]).mean())
+
+
+def _accuracy_metrics(ctx, names, correct, cal, num_layers, shots, search, all_count: float,
+                      coverage: float) -> dict[str, float]:
+    """The accuracy experiment's metrics from the per-item correctness of each condition and the search."""
     metrics: dict[str, float] = {}
     for k, name in enumerate(names):
         n = len(correct["plain"][k])
@@ -214,9 +269,7 @@ def accuracy(ctx, tasks: list[str] = TASK_NAMES, num_calibration: int = 40, num_
         metrics[f"act_mean_{cond}_acc"] = float(accs.mean())
         metrics[f"act_mean_{cond}_acc_se"] = float(np.sqrt(sum(metrics[f"act_{name}_{cond}_acc_se"] ** 2
                                                                for name in names)) / len(names))
-    n_selected = search.num_selected_
-    metrics.update({"act_all_num_heads": float(sum(len(h) for h in ACT(all_heads).selected_heads(model).values())),
-                    "act_filtered_num_heads": float(n_selected)})
+    metrics.update({"act_all_num_heads": all_count, "act_filtered_num_heads": float(search.num_selected_)})
     metrics.update(_accuracy_summary([metrics]))
     n_cand = len(search.head_accuracy_)
     items = sum(len(b.labels) for task in cal for b in task)
