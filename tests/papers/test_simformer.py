@@ -61,3 +61,14 @@ def test_graph_claim_fails_when_one_seed_reverses_the_gap():
 def test_all_conditionals_rejects_tasks_without_closed_form_conditionals():
     with pytest.raises(ValueError, match="closed-form"):
         paper.all_conditionals(Context(seed=0), tasks=["two_moons"])
+
+
+def test_nulls_put_an_untrained_network_or_dense_attention_in_the_simformers_slot():
+    nulls = [claim.resolved_null.overrides for claim in paper.CLAIMS]
+    assert nulls == [{"score_network": "untrained"}] * 3 + [{"attention_in_graph_slots": "dense"}]
+    assert paper._steps_for(paper.get_task("two_moons"), paper._training_steps("untrained", 400)) == 0
+    assert paper._training_steps("trained", 400) == 400
+    with pytest.raises(ValueError, match="score_network"):
+        paper._training_steps("npe", 400)
+    with pytest.raises(ValueError, match="attention_in_graph_slots"):
+        paper.graph_vs_dense(Context(seed=0), attention_in_graph_slots="directed")

@@ -221,3 +221,19 @@ def test_condition_masks_name_the_official_options_or_fixed_masks():
     for bad in ("random", [[1, 1, 1]]):
         with pytest.raises(ValueError, match="condition_masks"):
             Simformer(condition_masks=bad)
+
+
+def test_zero_steps_leave_the_network_at_its_initialisation():
+    """``max_steps=0`` is the untrained score network (the null of a C2ST claim): built, z-scored, never stepped."""
+    task, model = _trained(steps=0)
+    assert model.steps_trained_ == 0 and model.loss_history_ == []
+    _, trained = _trained(steps=1)
+    fresh = Simformer(4, graph=task.graph, seed=0, **TINY).append_simulations(torch.zeros(8, 2), torch.ones(8, 2))
+    fresh.train(max_steps=0)
+    for a, b in zip(model.network_.parameters(), fresh.network_.parameters()):
+        assert torch.equal(a, b)  # the seed's initialisation, whatever the data
+    assert any(not torch.equal(a, c) for a, c in zip(model.network_.parameters(), trained.network_.parameters()))
+    samples = model.sample_posterior(5, torch.zeros(2), num_steps=3, generator=torch.Generator().manual_seed(0))
+    assert samples.shape == (5, 2) and torch.isfinite(samples).all()
+    with pytest.raises(ValueError, match="max_steps must be >= 0"):
+        model.train(max_steps=-1)

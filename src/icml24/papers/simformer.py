@@ -7,7 +7,7 @@ import time
 import numpy as np
 import torch
 
-from icml24.core import Claim, Paper, experiment
+from icml24.core import Claim, Null, Paper, experiment
 from icml24.sbi import NPE, Simformer, c2st, get_task
 
 PAPER = Paper(
@@ -52,14 +52,31 @@ PAPER = Paper(
 LINEAR_GAUSSIAN = ("gaussian_linear", "gaussian_tree", "markov_chain")
 
 
+SCORE_NETWORKS = ("trained", "untrained")  # "untrained": the score network at its initialisation (the C2ST null)
+# Not cheap: it skips only the Simformer's training (all_conditionals quick: 6.7 s of 27.9 s; posterior_benchmark keeps
+# NPE's training, 101 s of 131 s at smoke); the dense-attention null trains as much as the graph-masked run.
+UNTRAINED = Null("an untrained score network (its initialisation) in the Simformer's slot",
+                 {"score_network": "untrained"})
+
+
+def _training_steps(score_network: str, train_steps: int) -> int:
+    """``train_steps`` for the trained Simformer; -1 for the untrained null (no gradient step)."""
+    if score_network not in SCORE_NETWORKS:
+        raise ValueError(f"score_network must be one of {', '.join(SCORE_NETWORKS)}, got {score_network!r}")
+    return train_steps if score_network == "trained" else -1
+
+
 def _simulate(task, budget: int, generator: torch.Generator) -> torch.Tensor:
     return task.simulate_joint(budget, generator)
 
 
 def _steps_for(task, train_steps: int) -> int | None:
     """``train_steps`` is the budget of a 20-variable task; smaller tasks get proportionally more steps (equal
-    compute: the cost of a step grows with the number of tokens). 0 -> the paper's rule clip(3N, 5k, 100k)."""
-    if train_steps <= 0:
+    compute: the cost of a step grows with the number of tokens). 0 -> the paper's rule clip(3N, 5k, 100k);
+    -1 -> no step (the untrained score network)."""
+    if train_steps < 0:
+        return 0
+    if train_steps == 0:
         return None
     return train_steps * max(1, 20 // task.num_variables)
 
@@ -186,12 +203,16 @@ def _pair_plot(ctx, name: str, samples, reference, title: str) -> None:
             smoke={"tasks": ["gaussian_linear", "two_moons"], "budgets": [200], "observations": 1, "num_samples": 40,
                    "num_layers": 1, "train_steps": 3, "batch_size": 32, "sampler": "sde", "sampling_steps": 3,
                    "tolerance": 1e-1, "random_forest": True},
-            threads=1)
+            threads=1, null=UNTRAINED)
 def posterior_benchmark(ctx, tasks: list[str] = ("gaussian_linear", "two_moons"), budgets: list[int] = (1000,),
                         observations: int = 2, num_samples: int = 300, num_layers: int = 2, train_steps: int = 400,
                         batch_size: int = 128, sampler: str = "sde", sampling_steps: int = 100,
-                        tolerance: float = 1e-3, random_forest: bool = False) -> dict[str, float]:
+                        tolerance: float = 1e-3, random_forest: bool = False,
+                        score_network: str = "trained") -> dict[str, float]:
     """Posterior C2ST of the Simformer (undirected mask) vs sbi's NPE; plus likelihood/random conditionals.
+
+    ``score_network="untrained"`` puts the Simformer's network at its initialisation in its slot (the null: no
+    gradient step; NPE and every score unchanged).
 
     Per task and budget: one Simformer and one NPE (neural spline flow) on the same simulations, each scored by C2ST
     against exact (gaussian_linear) or SBIBM (two_moons) reference samples on ``observations`` observations.
@@ -208,13 +229,14 @@ def posterior_benchmark(ctx, tasks: list[str] = ("gaussian_linear", "two_moons")
     metrics: dict[str, float] = {}
     curves: dict[str, dict[str, list[float]]] = {}
     sampling = _sampler(sampler, sampling_steps, tolerance)
+    steps = _training_steps(score_network, train_steps)
     for name in tasks:
         task = get_task(name)
         for budget in ctx.progress(sorted(budgets), description=f"{name} budgets"):
             generator = ctx.torch_generator("posterior", name, budget)
             joint = _simulate(task, budget, generator)
             model, seconds = _train_simformer(task, joint, "undirected", ctx.child_seed("simformer", name), num_layers,
-                                              train_steps, batch_size)
+                                              steps, batch_size)
             key = f"{name}_{budget}"
             scores, first = _posterior_c2sts(model, task, observations, num_samples, sampling, generator,
                                              random_forest)
@@ -259,28 +281,32 @@ def _budget_plot(ctx, budgets: list[int], curves) -> None:
             full={"tasks": ["gaussian_tree", "markov_chain", "gaussian_linear"], "budget": 10000, "observations": 10,
                   "num_samples": 2000, "num_layers": 6, "train_steps": 0, "batch_size": 1000, "sampling_steps": 500,
                   "random_forest": True, "seeds": 1},
-            smoke={"tasks": ["gaussian_tree"], "budget": 300, "observations": 1, "num_samples": 40, "num_layers": 1,
+            # 200 samples: at 40 the MLP C2ST stops at chance (0.5) even for the untrained network's samples
+            smoke={"tasks": ["gaussian_tree"], "budget": 300, "observations": 1, "num_samples": 200, "num_layers": 1,
                    "train_steps": 3, "batch_size": 32, "sampling_steps": 3, "random_forest": True},
-            threads=1)
+            threads=1, null=UNTRAINED)
 def all_conditionals(ctx, tasks: list[str] = ("gaussian_tree",), budget: int = 5000, observations: int = 2,
                      num_samples: int = 300, num_layers: int = 2, train_steps: int = 400, batch_size: int = 128,
-                     sampling_steps: int = 100, random_forest: bool = False) -> dict[str, float]:
+                     sampling_steps: int = 100, random_forest: bool = False,
+                     score_network: str = "trained") -> dict[str, float]:
     """One Simformer per task answers posterior, likelihood and Bernoulli(0.3) random conditionals (C2ST).
 
     Every conditional of a linear-Gaussian task is Gaussian in closed form, so each is scored against exact samples
     (MLP C2ST read by the claims, ``_rf`` the random forest beside it when ``random_forest``).
+    ``score_network="untrained"`` scores the network at its initialisation instead (the null).
     """
     unknown = [name for name in tasks if name not in LINEAR_GAUSSIAN]
     if unknown:
         raise ValueError(f"all_conditionals needs tasks with closed-form conditionals {LINEAR_GAUSSIAN}, got {unknown}")
     metrics: dict[str, float] = {}
     sampling = _sampler("sde", sampling_steps, 1e-3)
+    steps = _training_steps(score_network, train_steps)
     for name in tasks:
         task = get_task(name)
         generator = ctx.torch_generator("all_conditionals", name)
         joint = _simulate(task, budget, generator)
         model, seconds = _train_simformer(task, joint, "undirected", ctx.child_seed("simformer", name), num_layers,
-                                          train_steps, batch_size)
+                                          steps, batch_size)
         scores, _ = _posterior_c2sts(model, task, observations, num_samples, sampling, generator, random_forest)
         metrics |= {f"{name}_posterior_{k}": v for k, v in scores.items() if k.startswith("c2st")}
         extra = _conditional_c2sts(model, task, observations, num_samples, sampling, generator,
@@ -301,24 +327,31 @@ def all_conditionals(ctx, tasks: list[str] = ("gaussian_tree",), budget: int = 5
             smoke={"task": "gaussian_linear", "budget": 300, "kinds": ["undirected", "dense"], "observations": 1,
                    "num_samples": 40, "num_layers": 1, "train_steps": 3, "batch_size": 32, "sampling_steps": 3,
                    "random_forest": True},
-            threads=1)
+            threads=1, null=Null("dense attention in the graph-masked Simformer's slot",
+                                 {"attention_in_graph_slots": "dense"}))
 def graph_vs_dense(ctx, task: str = "gaussian_linear", budget: int = 1000, kinds: list[str] = ("undirected", "dense"),
                    observations: int = 1, num_samples: int = 300, num_layers: int = 2, train_steps: int = 300,
-                   batch_size: int = 128, sampling_steps: int = 100, random_forest: bool = False) -> dict[str, float]:
+                   batch_size: int = 128, sampling_steps: int = 100, random_forest: bool = False,
+                   attention_in_graph_slots: str = "graph") -> dict[str, float]:
     """Posterior C2ST (MLP; ``_rf`` beside it when ``random_forest``) at a small budget with graph-masked vs dense
     attention, per seed.
 
-    Every kind trains from the same simulations and the same initialisation seed; only the attention mask differs.
-    ``dense_minus_<kind>`` is the per-seed gap; the summary adds its minimum over seeds (``..._min``).
+    Every kind trains from the same simulations and the same initialisation seed; only the attention mask differs,
+    and the sampling stream is the mask's. ``dense_minus_<kind>`` is the per-seed gap; the summary adds its minimum
+    over seeds (``..._min``). ``attention_in_graph_slots="dense"`` trains dense attention in every graph kind's slot
+    (the null: it repeats the dense run under the graph kind's name).
     """
+    if attention_in_graph_slots not in ("graph", "dense"):
+        raise ValueError(f"attention_in_graph_slots must be 'graph' or 'dense', got {attention_in_graph_slots!r}")
     problem = get_task(task)
     joint = _simulate(problem, budget, ctx.torch_generator("graph_vs_dense", task))
     metrics: dict[str, float] = {}
     for kind in kinds:
-        model, seconds = _train_simformer(problem, joint, kind, ctx.child_seed("simformer", task), num_layers,
+        mask = kind if attention_in_graph_slots == "graph" else "dense"
+        model, seconds = _train_simformer(problem, joint, mask, ctx.child_seed("simformer", task), num_layers,
                                           train_steps, batch_size)
         scores, _ = _posterior_c2sts(model, problem, observations, num_samples,
-                                     _sampler("sde", sampling_steps, 1e-3), ctx.torch_generator("sample", kind),
+                                     _sampler("sde", sampling_steps, 1e-3), ctx.torch_generator("sample", mask),
                                      random_forest)
         metrics |= {f"{kind}_{k}": v for k, v in scores.items() if k.startswith("c2st") and k != "c2st_obs_std"}
         metrics[f"{kind}_seconds"] = seconds

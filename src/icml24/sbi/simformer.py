@@ -184,7 +184,9 @@ class Simformer(FittedAttributes):
         """Train with Adam, a constant then linearly decaying learning rate, and robust early stopping.
 
         Args:
-            max_steps: gradient steps; default ``clip(3 N, 5000, 100000)`` as in the paper. batch_size: default 1000.
+            max_steps: gradient steps; default ``clip(3 N, 5000, 100000)`` as in the paper; 0 builds the network
+                (and the z-scoring) but leaves it at its initialisation: an untrained score network, a C2ST null.
+                batch_size: default 1000.
             learning_rate / min_learning_rate: Adam's rate, decayed linearly over the second half of training.
             clip: adaptive gradient clipping factor (unit-wise, as ``optax.adaptive_grad_clip``).
             validation_fraction / validation_every / validation_repeat: held-out fraction for early stopping (5%),
@@ -198,8 +200,8 @@ class Simformer(FittedAttributes):
         """
         if not self._data:
             raise ValueError("no simulations; call append_simulations(theta, x) first")
-        if max_steps is not None and max_steps < 1:
-            raise ValueError(f"max_steps must be >= 1 (or None for the paper's rule), got {max_steps}")
+        if max_steps is not None and max_steps < 0:
+            raise ValueError(f"max_steps must be >= 0 (0: no training, or None for the paper's rule), got {max_steps}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         check_positive("learning_rate", learning_rate)
@@ -233,6 +235,7 @@ class Simformer(FittedAttributes):
         best, best_state, best_step, average = math.inf, None, 0, None
         patience_steps = max(int(patience * steps), 1)
         self.network_.train()
+        step = -1  # no step taken (max_steps=0)
         for step in steps_iter:
             batch = train[torch.randint(0, train.shape[0], (min(batch_size, train.shape[0]),), generator=generator)]
             loss = self.loss(batch, generator)
