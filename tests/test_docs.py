@@ -100,9 +100,10 @@ def test_every_docs_command_is_accepted(tmp_path, capsys):
 
 
 def test_every_paper_has_a_page_with_its_generated_parts_and_api():
-    from icml24.core.registry import discover
+    from icml24.core.registry import paper_modules
 
-    papers = discover()
+    papers = paper_modules()  # the package's papers, from file names (not a toy paper another test registered)
+    assert len(papers) >= 19
     nav = (ROOT / "mkdocs.yml").read_text()
     for slug in papers:
         page = DOCS / "papers" / f"{slug}.md"
