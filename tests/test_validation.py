@@ -59,3 +59,21 @@ def test_certificate_and_distillation_inputs_that_gave_silent_numbers_are_refuse
         GDEM().fit(bad)
     with pytest.raises(ValueError, match="gamma"):
         GeneralizedRP(gamma=-1.0, steps=2).fit(data)
+
+
+@pytest.mark.parametrize("size", [{"num_layers": -1}, {"num_heads": 0}, {"head_dim": 2.5}, {"num_layers": True}])
+def test_simformer_refuses_a_degenerate_network(size):
+    """Issue #45: Simformer(num_layers=-1) and num_heads=0 trained a degenerate network silently."""
+    from icml24.sbi import Simformer
+
+    with pytest.raises(ValueError, match="positive integer"):
+        Simformer(num_variables=3, **size)
+
+
+def test_check_positive_int():
+    from icml24._validation import check_positive_int
+
+    assert check_positive_int("k", 3) == 3
+    for bad in (0, -2, 1.0, "2", None):
+        with pytest.raises(ValueError, match="k must be a positive integer"):
+            check_positive_int("k", bad)

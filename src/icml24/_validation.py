@@ -49,6 +49,13 @@ def check_positive(name: str, value: float, allow_zero: bool = False) -> float:
     return value
 
 
+def check_positive_int(name: str, value: Any) -> int:
+    """An integer >= 1 (a bool or a float such as 2.0 is refused), or a ValueError that names it."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
 class FittedAttributes:
     """Mixin: reading a learned attribute (``name_``) that ``fit`` has not set yet raises ``NotFittedError``."""
 

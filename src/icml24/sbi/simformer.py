@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from icml24._validation import FittedAttributes, NotFittedError, check_finite, check_positive
+from icml24._validation import FittedAttributes, NotFittedError, check_finite, check_positive, check_positive_int
 
 from ._random import generator_or_fresh
 from .masks import (
@@ -97,6 +97,8 @@ class Simformer(FittedAttributes):
         self.network_kwargs = dict(num_layers=num_layers, num_heads=num_heads, head_dim=head_dim,
                                    widening_factor=widening_factor, id_dim=id_dim, value_dim=value_dim,
                                    condition_dim=condition_dim, time_dim=time_dim)
+        for name, size in self.network_kwargs.items():  # a zero or negative size would train a degenerate network
+            check_positive_int(name, size)
         self.condition_masks, self.z_score, self.seed, self.device = condition_masks, z_score, seed, device
         self.sde, self.support, self._data, self.num_theta_ = make_sde(sde), support, [], None
 
