@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .blocks import BlockFormat, Field, check_int, pow2, round_to_grid, shared_exponent
+from .blocks import BlockFormat, Field, check_int, exponent_cap, pow2, round_to_grid, shared_exponent
 
 
 class BFPFormat(BlockFormat):
@@ -12,6 +12,8 @@ class BFPFormat(BlockFormat):
 
     E is the block's largest exponent (:func:`~icml24.llm.formats.blocks.shared_exponent`, the no-saturation
     choice). Small values in a block with a large element round to zero: the weakness BiE addresses (paper Sec. 3).
+    Overflow saturates (module :mod:`~icml24.llm.formats.blocks`): E is capped at the stored range and at the input
+    dtype's (``exponent_bits=3`` stores E <= 4, so with m = 3 every |x| >= 28 gives ±28).
     Cost: ``1 + m + exponent_bits / block_size`` bits per element.
 
     Args:
@@ -41,14 +43,17 @@ class BFPFormat(BlockFormat):
         return [Field("exponent", self.exponent_bits, True), Field("sign", 1, False),
                 Field("mantissa", self.mantissa_bits, False)]
 
-    def _encode_blocks(self, blocks):
-        a = blocks.abs()
-        e = shared_exponent(a.amax(dim=1, keepdim=True), self.mantissa_bits, self.emin, self.emax)
-        return {"exponent": e + self.bias, "sign": (blocks < 0).long(),
-                "mantissa": round_to_grid(a, e, self.mantissa_bits)}
+    def _exponent(self, blocks, dtype):
+        emax = exponent_cap(dtype, self.mantissa_bits, self.emax)  # saturation: every code finite in dtype
+        return shared_exponent(blocks.abs().amax(dim=1, keepdim=True), self.mantissa_bits, self.emin, emax)
 
-    def _fake_blocks(self, blocks):
-        e = shared_exponent(blocks.abs().amax(dim=1, keepdim=True), self.mantissa_bits, self.emin, self.emax)
+    def _encode_blocks(self, blocks, dtype):
+        e = self._exponent(blocks, dtype)
+        return {"exponent": e + self.bias, "sign": torch.signbit(blocks).long(),
+                "mantissa": round_to_grid(blocks.abs(), e, self.mantissa_bits)}
+
+    def _fake_blocks(self, blocks, dtype):
+        e = self._exponent(blocks, dtype)
         step, top = pow2(e - self.mantissa_bits + 1), 2**self.mantissa_bits - 1
         return torch.round(blocks / step).clamp_(-top, top).mul_(step)
 

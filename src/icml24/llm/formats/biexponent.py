@@ -18,7 +18,7 @@ import torch
 
 from icml24._validation import check_finite
 
-from .blocks import BlockFormat, Field, check_int, pow2, round_to_grid, shared_exponent
+from .blocks import BlockFormat, Field, check_int, exponent_cap, pow2, round_to_grid, shared_exponent
 
 
 class BiEFormat(BlockFormat):
@@ -64,37 +64,37 @@ class BiEFormat(BlockFormat):
         return [Field("e_hi", w, True), Field("e_lo", w, True), Field("flag", self.flag_bits, False),
                 Field("sign", 1, False), Field("mantissa", self.mantissa_bits, False)]
 
-    def _encode_blocks(self, blocks):
+    def _exponents(self, blocks, dtype):
+        """The outlier mask and (E_hi, E_lo), both capped so that every code is finite in ``dtype`` (saturation)."""
         a = blocks.abs()
         amax = a.amax(dim=1, keepdim=True)
         hi = a >= self.threshold * amax  # the outliers of the block
-        lo_max = torch.where(hi, 0.0, a).amax(dim=1, keepdim=True)
-        m = self.mantissa_bits
-        e_hi = shared_exponent(amax, m, self.emin, self.emax)  # E_hi: the block's largest exponent
-        e_lo = shared_exponent(lo_max, m, self.emin, self.emax)  # E_lo: largest exponent of the rest
-        e_sel = torch.where(hi, e_hi, e_lo)
-        return {"e_hi": e_hi + self.bias, "e_lo": e_lo + self.bias, "flag": hi.long(),
-                "sign": (blocks < 0).long(), "mantissa": round_to_grid(a, e_sel, m)}
+        m, emax = self.mantissa_bits, exponent_cap(dtype, self.mantissa_bits, self.emax)
+        e_hi = shared_exponent(amax, m, self.emin, emax)  # E_hi: the block's largest exponent
+        e_lo = shared_exponent(a.masked_fill(hi, 0.0).amax(dim=1, keepdim=True), m, self.emin, emax)  # of the rest
+        return hi, e_hi, e_lo
 
-    def _fake_blocks(self, blocks):
-        a = blocks.abs()
-        amax = a.amax(dim=1, keepdim=True)
-        hi = a >= self.threshold * amax
+    def _encode_blocks(self, blocks, dtype):
+        hi, e_hi, e_lo = self._exponents(blocks, dtype)
+        e_sel = torch.where(hi, e_hi, e_lo)
+        return {"e_hi": e_hi + self.bias, "e_lo": e_lo + self.bias, "flag": hi.long(), "sign":
+                torch.signbit(blocks).long(), "mantissa": round_to_grid(blocks.abs(), e_sel, self.mantissa_bits)}
+
+    def _fake_blocks(self, blocks, dtype):
+        hi, e_hi, e_lo = self._exponents(blocks, dtype)
         m, top = self.mantissa_bits, 2**self.mantissa_bits - 1
-        step_hi = pow2(shared_exponent(amax, m, self.emin, self.emax) - m + 1)
-        step_lo = pow2(shared_exponent(a.masked_fill(hi, 0.0).amax(dim=1, keepdim=True), m, self.emin, self.emax)
-                       - m + 1)
+        step_hi, step_lo = pow2(e_hi - m + 1), pow2(e_lo - m + 1)
         step = torch.where(hi, step_hi, step_lo)
         return torch.round(blocks / step).clamp_(-top, top).mul_(step)
 
     def selected_exponents(self, x: torch.Tensor) -> torch.Tensor:
         """E_sel of every element of ``x`` (int64, shape of ``x``)."""
-        codes = self._encode_blocks(self._blocks(x))
+        codes = self._encode_blocks(self._blocks(x), x.dtype)
         return self._e_sel(codes).reshape(x.shape)
 
     def outlier_mask(self, x: torch.Tensor) -> torch.Tensor:
         """Which elements of ``x`` use E_hi (bool, shape of ``x``)."""
-        return self._encode_blocks(self._blocks(x))["flag"].bool().reshape(x.shape)
+        return self._encode_blocks(self._blocks(x), x.dtype)["flag"].bool().reshape(x.shape)
 
     def _e_sel(self, codes):
         return torch.where(codes["flag"].bool(), codes["e_hi"].long(), codes["e_lo"].long()) - self.bias

@@ -3,13 +3,23 @@
 A block format splits the last (reduction) dimension of a tensor into blocks of ``block_size`` elements and stores,
 per block, some metadata (a scale or shared exponents) and, per element, a few bits. Each format turns a block into
 integer *codes* (``_encode_blocks``) and codes back into values (``_decode_blocks``); fake quantization is
-decode(encode(x)) computed in float64 and returned in float32, where every result is exactly representable, so the
-simulation is bit-exact (the same numbers a kernel that follows the format would produce). Rounding is round half
-to even everywhere.
+decode(encode(x)) computed in float64 and returned in the input's dtype, where every result is exactly
+representable, so the simulation is bit-exact (the same numbers a kernel that follows the format would produce).
+Rounding is round half to even everywhere.
+
+Overflow, one rule for every format: **saturation**. A finite input never gives an infinite (or NaN) output. Where a
+block's largest magnitude needs more range than the format stores (a narrow shared exponent, an fp16 scale) or than
+the input's dtype holds (fp16 65504, bf16 and fp32 3.4e38), the shared exponent or scale is capped at the largest
+value whose every code decodes to a finite number *in that dtype*, and the elements above the grid saturate to the
+largest mantissa (sign kept), as OCP MX does. :meth:`BlockFormat.largest` says where saturation starts.
+Signed zero: formats with a sign bit (BFP, BiE, MX) keep -0 (and a negative value that rounds to zero is -0) in
+``quantize`` and in the packed path alike; INT-k stores two's complement, which has no -0, so -0 becomes +0.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +47,7 @@ class Packed:
     shape: tuple[int, ...]
     data: np.ndarray
     num_bits: int
+    dtype: torch.dtype = torch.float32  # the encoded tensor's dtype, which decode returns
 
     @property
     def bits_per_element(self) -> float:
@@ -66,6 +77,29 @@ def shared_exponent(amax: torch.Tensor, mantissa_bits: int, emin: int, emax: int
     top = torch.round(amax.double() * pow2(mantissa_bits - 1 - e.clamp(min=emin - 64)))
     e = torch.where(top > 2**mantissa_bits - 1, e + 1, e)
     return torch.where(amax > 0, e.clamp(emin, emax), torch.full_like(e, emin))
+
+
+def finite_in(value: float, dtype: torch.dtype) -> bool:
+    """Whether ``value`` (a float64 number) stays finite once rounded to ``dtype``."""
+    return math.isfinite(float(torch.tensor(value, dtype=torch.float64).to(dtype)))
+
+
+@functools.lru_cache(maxsize=256)
+def exponent_cap(dtype: torch.dtype, mantissa_bits: int, emax: int) -> int:
+    """The largest shared exponent E <= ``emax`` at which the largest ``dtype`` number quantizes (mantissa clipped
+    to ``2**m - 1``) to a value finite in ``dtype``: the saturation rule caps E here. It is ``min(emax, E_d)``, E_d
+    the dtype's largest exponent (127 for fp32 and bf16, 15 for fp16); the loop only guards that."""
+    top, (frac, k) = 2**mantissa_bits - 1, math.frexp(torch.finfo(dtype).max)  # dmax = frac * 2**k
+    e = min(emax, k - 1)
+
+    def largest_at(e: int) -> float:  # (the largest mantissa dmax rounds to at E) * 2**(E - m + 1)
+        shift = k - (e - mantissa_bits + 1)
+        mantissa = top if shift > mantissa_bits + 1 else min(top, round(math.ldexp(frac, shift)))
+        return math.ldexp(mantissa, e - mantissa_bits + 1)
+
+    while not finite_in(largest_at(e), dtype):
+        e -= 1
+    return e
 
 
 def round_to_grid(a: torch.Tensor, exponent: torch.Tensor, mantissa_bits: int) -> torch.Tensor:
@@ -122,7 +156,8 @@ class BlockFormat:
     def fields(self) -> list[Field]:
         raise NotImplementedError
 
-    def _encode_blocks(self, blocks: torch.Tensor) -> dict[str, torch.Tensor]:
+    def _encode_blocks(self, blocks: torch.Tensor, dtype: torch.dtype) -> dict[str, torch.Tensor]:
+        """Codes of float64 ``blocks`` whose decoded values are all finite in ``dtype`` (saturating)."""
         raise NotImplementedError
 
     def _decode_blocks(self, codes: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -131,9 +166,9 @@ class BlockFormat:
     def _step_blocks(self, codes: dict[str, torch.Tensor]) -> torch.Tensor:
         raise NotImplementedError
 
-    def _fake_blocks(self, blocks: torch.Tensor) -> torch.Tensor:
+    def _fake_blocks(self, blocks: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
         """Quantize-dequantize without building codes (the fast path; tests check it equals decode(encode))."""
-        return self._decode_blocks(self._encode_blocks(blocks))
+        return self._decode_blocks(self._encode_blocks(blocks, dtype))
 
     # -- derived ------------------------------------------------------------------------------------------------
     @property
@@ -163,31 +198,42 @@ class BlockFormat:
                              f"block_size={self.block_size}; pick a block size that divides it or pad the tensor")
         return x.detach().double().reshape(-1, self.block_size)
 
+    def largest(self, dtype: torch.dtype = torch.float32) -> float:
+        """The largest magnitude a ``dtype`` input quantizes to: every larger finite input saturates to it."""
+        block = torch.full((1, self.block_size), torch.finfo(dtype).max, dtype=torch.float64)
+        return float(self._fake_blocks(block, dtype).to(dtype).abs().max())
+
     def quantize(self, x: torch.Tensor) -> torch.Tensor:
-        """Fake-quantize ``x`` (quantize then dequantize), blocks along the last dimension; same shape and dtype."""
-        values = self._fake_blocks(self._blocks(x))
-        return values.reshape(x.shape).to(torch.float32).to(x.dtype)
+        """Fake-quantize ``x`` (quantize then dequantize), blocks along the last dimension; same shape and dtype.
+
+        Saturating: values beyond :meth:`largest` (for ``x``'s dtype) come back as ``±largest``, never as inf.
+        """
+        values = self._fake_blocks(self._blocks(x), x.dtype).reshape(x.shape).to(x.dtype)
+        if not bool(torch.isfinite(values).all()):  # the saturation rule makes this unreachable
+            raise RuntimeError(f"{self.label} produced a non-finite value from a finite {x.dtype} input; format bug")
+        return values
 
     __call__ = quantize
 
     def step(self, x: torch.Tensor) -> torch.Tensor:
         """The quantization step (one ulp) each element of ``x`` is rounded to, in float64, shape of ``x``."""
-        return self._step_blocks(self._encode_blocks(self._blocks(x))).reshape(x.shape)
+        return self._step_blocks(self._encode_blocks(self._blocks(x), x.dtype)).reshape(x.shape)
 
     def encode(self, x: torch.Tensor) -> Packed:
         """The packed bits of ``x`` in this format (``Packed.num_bits == bits_per_element * x.numel()``)."""
-        codes = self._encode_blocks(self._blocks(x))
+        codes = self._encode_blocks(self._blocks(x), x.dtype)
         data, num_bits = pack_codes(codes, self.fields())
-        return Packed(self.label, tuple(x.shape), data, num_bits)
+        return Packed(self.label, tuple(x.shape), data, num_bits, x.dtype)
 
     def decode(self, packed: Packed) -> torch.Tensor:
-        """Values (float32) of a :class:`Packed` made by :meth:`encode` of this same format."""
+        """Values of a :class:`Packed` made by :meth:`encode` of this same format, in the encoded tensor's dtype
+        (``decode(encode(x))`` equals ``quantize(x)`` bit for bit, -0 included)."""
         if packed.format_name != self.label:
             raise ValueError(f"packed data is in format {packed.format_name!r}, not {self.label!r}; decode it with "
                              "the format that encoded it")
         numel = int(np.prod(packed.shape))
         codes = unpack_codes(packed.data, packed.num_bits, self.fields(), numel // self.block_size, self.block_size)
-        return self._decode_blocks(codes).reshape(packed.shape).to(torch.float32)
+        return self._decode_blocks(codes).reshape(packed.shape).to(packed.dtype)
 
 
 def check_int(name: str, value, low: int, high: int) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .blocks import BlockFormat, Field, check_int
+from .blocks import BlockFormat, Field, check_int, finite_in
 
 FP16_MAX = 65504.0
 
@@ -13,7 +13,10 @@ class IntFormat(BlockFormat):
     """Symmetric INT-k with an fp16 scale per group: ``x ~ q * s``, ``q`` in ``[-(2**(k-1) - 1), 2**(k-1) - 1]``.
 
     The scale is ``absmax / qmax`` rounded to fp16 and, where that rounding went down, moved up one fp16 step, so the
-    group's largest element never clips (every error is at most half a step). Cost: ``k + 16 / block_size`` bits.
+    group's largest element never clips (every error is at most half a step). Overflow saturates (module
+    :mod:`~icml24.llm.formats.blocks`): the scale is capped at the largest fp16 value ``s`` with ``qmax * s`` finite
+    in the input's dtype (65504 for fp32 inputs, 65504 / qmax rounded down for fp16), and larger groups clip to
+    ``±qmax * s``. Two's complement has no -0: -0 quantizes to +0. Cost: ``k + 16 / block_size`` bits.
 
     Args:
         bits (int): k, element width (2..16). Default: 4.
@@ -37,27 +40,36 @@ class IntFormat(BlockFormat):
     def fields(self) -> list[Field]:
         return [Field("scale", 16, True), Field("q", self.bits, False)]
 
-    def _scale(self, amax: torch.Tensor) -> torch.Tensor:
-        if bool((amax / self.qmax > FP16_MAX).any()):
-            raise ValueError(f"values up to {float(amax.max()):.4g} need a scale above the fp16 maximum {FP16_MAX}; "
-                             "rescale the tensor or use a wider element (more bits)")
-        s = (amax / self.qmax).to(torch.float16)
+    def scale_cap(self, dtype: torch.dtype) -> float:
+        """The largest fp16 scale ``s`` with ``qmax * s`` finite in ``dtype`` (saturation starts above it)."""
+        s = torch.tensor(min(FP16_MAX, torch.finfo(dtype).max / self.qmax), dtype=torch.float64)
+        s16 = s.to(torch.float16)
+        code = s16.view(torch.int16).long() - (s16.double() > s).long()  # rounded up: one fp16 step down
+        cap = float(code.to(torch.int16).view(torch.float16))
+        while not finite_in(cap * self.qmax, dtype):  # the product must survive the cast to dtype
+            code -= 1
+            cap = float(code.to(torch.int16).view(torch.float16))
+        return cap
+
+    def _scale(self, amax: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        cap = self.scale_cap(dtype)
+        s = (amax / self.qmax).clamp(max=cap).to(torch.float16)
         code = s.view(torch.int16).long()
-        low = s.double() * self.qmax < amax  # fp16 rounding went down: the largest element would clip
+        low = (s.double() * self.qmax < amax) & (s.double() < cap)  # rounded down: the largest element would clip
         code = torch.where(low, code + 1, code)
         return code.to(torch.int16).view(torch.float16).double(), code
 
-    def _encode_blocks(self, blocks):
+    def _encode_blocks(self, blocks, dtype):
         amax = blocks.abs().amax(dim=1, keepdim=True)
-        s, code = self._scale(amax)
+        s, code = self._scale(amax, dtype)
         q = torch.where(s > 0, torch.round(blocks / torch.where(s > 0, s, 1.0)), 0.0)
         q = q.clamp(-self.qmax, self.qmax).long()
         return {"scale": code, "q": q & (2**self.bits - 1)}
 
-    def _fake_blocks(self, blocks):
-        s, _ = self._scale(blocks.abs().amax(dim=1, keepdim=True))
+    def _fake_blocks(self, blocks, dtype):
+        s, _ = self._scale(blocks.abs().amax(dim=1, keepdim=True), dtype)
         safe = torch.where(s > 0, s, 1.0)
-        return torch.round(blocks / safe).clamp_(-self.qmax, self.qmax).mul_(s)
+        return torch.round(blocks / safe).clamp_(-self.qmax, self.qmax).mul_(s).add_(0.0)  # +0: no -0 in INT
 
     def _parts(self, codes):
         s = codes["scale"].to(torch.int16).view(torch.float16).double()

@@ -16,7 +16,8 @@ class MXFormat(BlockFormat):
 
     Follows the OCP MX v1.0 spec (Sec. 6.3, the "minimally supported" conversion) and torchao's FLOOR mode: the
     shared exponent is the floor rule (not the no-saturation one of BFP/BiE), so elements above the largest normal
-    (6 for E2M1) saturate; elements round half to even; the scale exponent is clamped to [-127, 127].
+    (6 for E2M1) saturate; elements round half to even; the scale exponent is clamped to [-127, 127] (so the
+    largest output, ``max_normal * 2**(floor(log2(dtype max)) - emax_elem)``, is finite in every input dtype).
     Cost: ``1 + e + m + 8 / block_size`` bits per element (4.25 for MXFP4 with B = 32).
 
     Args:
@@ -46,7 +47,7 @@ class MXFormat(BlockFormat):
     def fields(self) -> list[Field]:
         return [Field("scale", 8, True), Field("element", 1 + self.ebits + self.mbits, False)]
 
-    def _encode_blocks(self, blocks):
+    def _encode_blocks(self, blocks, dtype):
         amax = blocks.abs().amax(dim=1, keepdim=True)
         x_exp = torch.where(amax > 0, floor_log2(amax) - self.emax_elem, torch.full_like(amax, -SCALE_BIAS).long())
         x_exp = x_exp.clamp(-SCALE_BIAS, SCALE_BIAS)
@@ -60,10 +61,10 @@ class MXFormat(BlockFormat):
         exp_code = torch.where(normal, qe + self.elem_bias, torch.zeros_like(qe))
         man = torch.where(normal, q * pow2(self.mbits - qe) - 2**self.mbits,
                           q * 2.0 ** (self.mbits - self.min_normal_exp)).long()
-        code = ((v < 0).long() << (self.ebits + self.mbits)) | (exp_code << self.mbits) | man
+        code = (torch.signbit(v).long() << (self.ebits + self.mbits)) | (exp_code << self.mbits) | man
         return {"scale": x_exp + SCALE_BIAS, "element": code}
 
-    def _fake_blocks(self, blocks):
+    def _fake_blocks(self, blocks, dtype):
         amax = blocks.abs().amax(dim=1, keepdim=True)
         x_exp = torch.where(amax > 0, floor_log2(amax) - self.emax_elem, torch.full_like(amax, -SCALE_BIAS).long())
         scale = pow2(x_exp.clamp(-SCALE_BIAS, SCALE_BIAS))
