@@ -248,3 +248,27 @@ def test_report_onto_a_file_and_a_wrong_store_are_one_line(tmp_path, capsys):
 def test_show_a_typo_is_answered_from_file_names(capsys):
     assert main(["show", "rpp"]) == 2
     assert "did you mean 'rp'" in _err_line(capsys)
+
+
+def test_a_run_and_its_report_write_only_into_the_store_output_and_user_cache(tmp_path):
+    """Issue #45: nothing lands outside the store's folder, the report folder and the user cache (numba, matplotlib
+    wrote into the package tree and ~/.config)."""
+    home, work, store, out = (tmp_path / name for name in ("home", "work", "store", "out"))
+    for folder in (home, work):
+        folder.mkdir()
+    package = Path(__file__).resolve().parents[1] / "src" / "icml24"
+    before = {p for p in package.rglob("*") if "__pycache__" not in p.parts}
+    env = toy_cli_env(HOME=str(home), XDG_CACHE_HOME="", XDG_CONFIG_HOME="", NUMBA_CACHE_DIR="", MPLCONFIGDIR="")
+    for name in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "NUMBA_CACHE_DIR", "MPLCONFIGDIR"):
+        env.pop(name)
+    db = str(store / "r.sqlite")
+    runs = (("run", "toy:square", "--store", db, "--backend", "inline"), ("report", "--store", db, "--out", str(out)))
+    for args in runs:
+        proc = subprocess.run(toy_cli_command(*args), cwd=work, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (out / "REPORT.md").exists()
+    assert not any(work.iterdir()), sorted(work.rglob("*"))
+    stray = [p for p in home.rglob("*") if p.relative_to(home).parts[0] != ".cache"]
+    assert not stray, stray
+    after = {p for p in package.rglob("*") if "__pycache__" not in p.parts}
+    assert after == before, sorted(after - before)
