@@ -57,13 +57,13 @@ def test_keep_top_keeps_exactly_nnz_per_network_and_respects_allowed():
         keep_top(scores, 10)
 
 
-def _single_loss(layers, x, y):
+def _single_loss(layers, x, y, temperature=1.0):
     h = x
     for i, layer in enumerate(layers):
         h = layer(h)
         if i < len(layers) - 1:
             h = torch.relu(h)
-    return torch.nn.functional.binary_cross_entropy_with_logits(h, y)
+    return torch.nn.functional.binary_cross_entropy_with_logits(h / temperature, y)
 
 
 def test_snip_scores_equal_single_network_autograd():
@@ -80,15 +80,18 @@ def test_snip_scores_equal_single_network_autograd():
 def test_grasp_scores_equal_single_network_hessian_gradient_product():
     x, y = cubist_spiral(300)
     model = _model(k=2)
-    scores = grasp_scores(model, x, y)
     layers = _linears(model, 0)
     params = [layer.weight for layer in layers]
-    g = torch.autograd.grad(_single_loss(layers, x, y), params)
-    grads = torch.autograd.grad(_single_loss(layers, x, y), params, create_graph=True)
-    hg = torch.autograd.grad(sum((a * b).sum() for a, b in zip(grads, g)), params)
-    for s, h, p in zip(scores, hg, params):
-        assert torch.allclose(s[0], -p * h, atol=1e-6)
+    for temperature in (1.0, 200.0):  # the official GraSP divides the logits by T = 200
+        scores = grasp_scores(model, x, y, temperature=temperature)
+        g = torch.autograd.grad(_single_loss(layers, x, y, temperature), params)
+        grads = torch.autograd.grad(_single_loss(layers, x, y, temperature), params, create_graph=True)
+        hg = torch.autograd.grad(sum((a * b).sum() for a, b in zip(grads, g)), params)
+        for s, h, p in zip(scores, hg, params):
+            assert torch.allclose(s[0], -p * h, atol=1e-6 / temperature ** 2, rtol=1e-4)
     kept = grasp(model, x, y, 12)
+    with pytest.raises(ValueError, match="temperature"):
+        grasp_scores(model, x, y, temperature=0.0)
     flat = torch.cat([s[0].flatten() for s in scores])
     chosen = torch.cat([m[0].flatten() for m in kept]).bool()
     assert flat[chosen].max() <= flat[~chosen].min()  # GraSP keeps the lowest scores

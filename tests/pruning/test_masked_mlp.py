@@ -84,6 +84,30 @@ def test_lr_schedules_follow_the_paper():
     assert math.isfinite(lr_at(50, 50, 0.1, "cosine"))
 
 
+def test_one_batch_of_several_settings_trains_each_network_as_torch_sgd_would_alone():
+    x, y = cubist_spiral(200)
+    settings = [(0.05, "cosine"), (0.2, "step"), (0.1, "constant")]
+    batch = BatchedMaskedMLP((2, 3, 3, 3, 1), 3, generator=torch.Generator().manual_seed(0))
+    start = batch.snapshot()
+    train_batched(batch, x, y, epochs=4, batch_size=32, lr=[a for a, _ in settings],
+                  schedule=[b for _, b in settings], generator=torch.Generator().manual_seed(5))
+    for k, (lr, schedule) in enumerate(settings):
+        alone = BatchedMaskedMLP((2, 3, 3, 3, 1), 1)
+        alone.load_snapshot({key: [v[k:k + 1].clone() for v in vs] for key, vs in start.items()})
+        train_batched(alone, x, y, epochs=4, batch_size=32, lr=lr, schedule=schedule,
+                      generator=torch.Generator().manual_seed(5))
+        for a, b in zip(batch.weights, alone.weights):
+            assert torch.allclose(a[k], b[0], atol=1e-5), (k, (a[k] - b[0]).abs().max())
+    with pytest.raises(ValueError, match="one per network"):
+        train_batched(batch, x, y, epochs=1, batch_size=32, lr=[0.1, 0.2])
+    with pytest.raises(ValueError, match="lr must be finite"):
+        train_batched(batch, x, y, epochs=1, batch_size=32, lr=float("inf"))
+    with pytest.raises(ValueError, match="schedule"):
+        train_batched(batch, x, y, epochs=1, batch_size=32, schedule=["cosine", "step", "cyclic"])
+    with pytest.raises(ValueError, match="epochs"):
+        train_batched(batch, x, y, epochs=0, batch_size=32)
+
+
 def test_bad_input_is_rejected_with_a_message():
     with pytest.raises(ValueError, match="must hold only 0/1"):
         BatchedMaskedMLP((2, 3, 1), 1, [torch.full((3, 2), 0.5), torch.ones(1, 3)])

@@ -1,5 +1,5 @@
-"""Pruners on one interface: every method ends at the budget, shares one init per width, and padding a narrow
-network into a wide batch changes nothing."""
+"""Pruners on one interface: every method ends at the budget, a given init trains as it would alone, random
+inits are re-drawn before SNIP and GraSP as the official code does, the grid is chosen on validation points."""
 
 import pytest
 import torch
@@ -24,20 +24,56 @@ def test_every_method_at_every_width_ends_at_or_below_the_budget(study):
     assert {"prospr", "rigl"} <= set(METHODS)
 
 
-def test_padding_into_a_wider_batch_changes_nothing():
+def test_a_given_init_trains_the_same_in_the_comparison_as_alone():
     x, y = cubist_spiral(256)
     narrow = BatchedMaskedMLP((2, 3, 3, 3, 1), 1, generator=torch.Generator().manual_seed(3))
-    study = PrunerComparison((3, 6), 12, methods=("snip",), epochs=2, batch_size=64, score_points=256)
+    study = PrunerComparison((3, 6), 12, methods=("snip",), epochs=3, batch_size=64, score_points=256)
     study.fit(x, y, generator=torch.Generator().manual_seed(4), inits={3: narrow})
     alone = BatchedMaskedMLP((2, 3, 3, 3, 1), 1)
     alone.load_snapshot(narrow.snapshot())
     gen = torch.Generator().manual_seed(4)
-    torch.randperm(len(x), generator=gen)  # the scoring subset draw
     BatchedMaskedMLP((2, 6, 6, 6, 1), 1, generator=gen)  # the width-6 init draw
+    idx = torch.randperm(len(x), generator=gen)[:256]  # the scoring subset; SNIP scores its first minibatch
     from icml24.pruning import snip
-    alone.set_masks(snip(alone, x[:256], y[:256], 12))
-    train_batched(alone, x, y, epochs=2, batch_size=64, generator=gen)
+    alone.set_masks(snip(alone, x[idx][:64], y[idx][:64], 12))  # a given init is not re-drawn
+    train_batched(alone, x, y, epochs=3, batch_size=64, generator=gen)
     assert abs(float(alone.accuracy(x, y)[0]) - study.accuracy_[("snip", 3)]) < 1e-6
+    live = [(m * (w != 0))[0] for m, w in zip(alone.masks, alone.weights)]
+    assert all(torch.equal(a, b) for a, b in zip(live, study.masks_[("snip", 3)]))
+
+
+def test_random_inits_are_redrawn_xavier_normal_before_snip_and_grasp():
+    x, y = cubist_spiral(256)
+    kw = {"methods": ("snip", "grasp", "synflow"), "epochs": 1, "batch_size": 64, "synflow_iterations": 3}
+    on = PrunerComparison((16,), 40, **kw).fit(x, y, generator=torch.Generator().manual_seed(0))
+    off = PrunerComparison((16,), 40, redraw=False, **kw).fit(x, y, generator=torch.Generator().manual_seed(0))
+    assert on.try_inits_[16][0].weights[1].abs().max() <= 0.25  # the uniform init, +-1/sqrt(16)
+    redrawn = BatchedMaskedMLP((2, 16, 16, 16, 1), 1).xavier_normal_(torch.Generator().manual_seed(1))
+    spread = redrawn.weights[1].detach()
+    assert abs(float(spread.std()) - (2 / 32) ** 0.5) < 0.05 and spread.abs().max() > 0.25
+    assert on.masks_[("synflow", 16)][1].equal(off.masks_[("synflow", 16)][1])  # SynFlow is never re-drawn
+    assert any(not a.equal(b) for a, b in zip(on.masks_[("snip", 16)], off.masks_[("snip", 16)]))
+
+
+def test_the_grid_trains_every_setting_and_keeps_the_best_on_validation_points():
+    x, y = cubist_spiral(512)
+    xv, yv = cubist_spiral(300, seed=1)
+    from icml24.pruning import OFFICIAL_GRID
+    study = PrunerComparison((3,), 20, ("snip", "gmp"), epochs=2, settings=OFFICIAL_GRID, tries=2)
+    study.fit(x, y, generator=torch.Generator().manual_seed(0), validation=(xv, yv))
+    assert len(OFFICIAL_GRID) == 9 and {lr for lr, _ in OFFICIAL_GRID} == {0.05, 0.1, 0.2}
+    for key in study.try_accuracy_:
+        for k in range(2):
+            runs = [study.results_[(*key, k, s)] for s in range(9)]
+            assert study.validation_accuracy_[key][k] == max(r[1] for r in runs)
+            chosen = OFFICIAL_GRID.index(study.setting_[key][k])
+            assert study.try_accuracy_[key][k] == runs[chosen][0]
+    with pytest.raises(ValueError, match="validation"):
+        PrunerComparison((3,), 20, ("snip",), epochs=1, settings=OFFICIAL_GRID).fit(x, y)
+    with pytest.raises(ValueError, match="schedule"):
+        PrunerComparison((3,), 20, settings=[(0.1, "linear")])
+    with pytest.raises(ValueError, match="lr"):
+        PrunerComparison((3,), 20, settings=[(float("nan"), "cosine")])
 
 
 def test_bad_settings_are_rejected():

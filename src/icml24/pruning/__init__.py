@@ -27,6 +27,7 @@ _EXPORTS: dict[str, str] = {
     "force": ".criteria",
     "grasp": ".criteria",
     "grasp_scores": ".criteria",
+    "per_class": ".criteria",
     "synflow": ".criteria",
     "GradualMagnitude": ".schedules",
     "cubic_nnz": ".schedules",
@@ -41,6 +42,8 @@ _EXPORTS: dict[str, str] = {
     "at_init_masks": ".pruners",
     "METHODS": ".pruners",
     "AT_INIT": ".pruners",
+    "OFFICIAL_GRID": ".pruners",
+    "PerNetworkSGD": ".masked_mlp",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -7,6 +7,8 @@ Network k's score only depends on network k: losses are summed over networks, so
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from .masked_mlp import BatchedMaskedMLP
@@ -38,8 +40,8 @@ def global_magnitude(model: BatchedMaskedMLP, nnz: int) -> list[torch.Tensor]:
     return keep_top([w.abs() for w in model.effective_weights()], nnz, model.masks)
 
 
-def _loss(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    logits = model(x)
+def _loss(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    logits = model(x) / temperature
     return torch.nn.functional.binary_cross_entropy_with_logits(
         logits, y.unsqueeze(0).expand_as(logits), reduction="none").mean((1, 2)).sum()
 
@@ -91,17 +93,32 @@ def force(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, nnz: int, i
     return iterative_snip(model, x, y, nnz, iterations, regrow=True)
 
 
-def grasp_scores(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor) -> list[torch.Tensor]:
-    """GraSP (Wang et al., 2020, Eq. 8): S = -w * (H g); the weights with the largest S are removed."""
+def grasp_scores(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, temperature: float = 200.0
+                 ) -> list[torch.Tensor]:
+    """GraSP (Wang et al., 2020, Eq. 8): S = -w * (H g) of the loss of logits / ``temperature`` (the official
+    T = 200); the weights with the largest S are removed. (The official code sums g and Hg over two halves of its
+    50 points: a factor 4 on every score, the same ranking.)"""
+    if not (math.isfinite(temperature) and temperature > 0):
+        raise ValueError(f"temperature must be finite and > 0, got {temperature}")
     params = list(model.weights)
-    g = torch.autograd.grad(_loss(model, x, y), params)  # g at init, treated as a constant
-    grads = torch.autograd.grad(_loss(model, x, y), params, create_graph=True)
+    g = torch.autograd.grad(_loss(model, x, y, temperature), params)  # g at init, treated as a constant
+    grads = torch.autograd.grad(_loss(model, x, y, temperature), params, create_graph=True)
     hg = torch.autograd.grad(sum((a * b.detach()).sum() for a, b in zip(grads, g)), params)  # Hessian-gradient
     return [(-w * h * m).detach() for w, h, m in zip(params, hg, model.masks)]
 
 
-def grasp(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, nnz: int) -> list[torch.Tensor]:
-    return keep_top([-s for s in grasp_scores(model, x, y)], nnz, model.masks)  # keep the lowest S
+def grasp(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, nnz: int, temperature: float = 200.0
+          ) -> list[torch.Tensor]:
+    return keep_top([-s for s in grasp_scores(model, x, y, temperature)], nnz, model.masks)  # keep the lowest S
+
+
+def per_class(x: torch.Tensor, y: torch.Tensor, count: int = 25) -> tuple[torch.Tensor, torch.Tensor]:
+    """The first ``count`` points of each class, class 0 first (the official GraSP's scoring data: 25 per class)."""
+    picks = [torch.nonzero(y.reshape(-1) == c).reshape(-1)[:count] for c in (0.0, 1.0)]
+    if min(len(p) for p in picks) < count:
+        raise ValueError(f"need {count} points of each class to score GraSP, got {[len(p) for p in picks]}")
+    idx = torch.cat(picks)
+    return x[idx], y[idx]
 
 
 def synflow(model: BatchedMaskedMLP, nnz: int, iterations: int = 100) -> list[torch.Tensor]:

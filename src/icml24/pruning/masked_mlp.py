@@ -107,6 +107,15 @@ class BatchedMaskedMLP(torch.nn.Module):
             correct += ((logits > 0).float() == y[start:start + chunk].unsqueeze(0)).float().sum((1, 2))
         return correct / len(x)
 
+    @torch.no_grad()
+    def xavier_normal_(self, generator: torch.Generator | None = None) -> BatchedMaskedMLP:
+        """Re-draw every weight from N(0, 2 / (fan_in + fan_out)) (``nn.init.xavier_normal_``), biases kept, masks
+        reapplied: what the official random-init runs do to the network before SNIP and GraSP score it."""
+        for w, (o, i) in zip(self.weights, self.shapes):
+            w.copy_(torch.randn(w.shape, generator=generator) * math.sqrt(2.0 / (o + i)))
+        self.set_masks(self.masks)
+        return self
+
     def snapshot(self) -> dict[str, list[torch.Tensor]]:
         """Copies of the weights and biases (for rewinding)."""
         return {"weights": [w.detach().clone() for w in self.weights],
@@ -131,6 +140,36 @@ def lr_at(epoch: int, epochs: int, lr: float, schedule: str) -> float:
     raise ValueError(f"schedule must be 'cosine', 'step' or 'constant', got {schedule!r}")
 
 
+class PerNetworkSGD(torch.optim.Optimizer):
+    """``torch.optim.SGD`` (momentum, weight decay, the buffer started at the first gradient) with one learning
+    rate per network: ``lrs`` [K] scales row k of every parameter [K, ...], so one batch trains K settings."""
+
+    def __init__(self, params, lrs: torch.Tensor, momentum: float = 0.9, weight_decay: float = 5e-4):
+        super().__init__(params, {"momentum": float(momentum), "weight_decay": float(weight_decay)})
+        self.lrs = torch.as_tensor(lrs, dtype=torch.float32)
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                d = p.grad.add(p, alpha=group["weight_decay"])  # g + lambda w
+                state = self.state[p]
+                if "momentum_buffer" not in state:
+                    state["momentum_buffer"] = d.clone()  # v_0 = d_0, as torch.optim.SGD
+                else:
+                    state["momentum_buffer"].mul_(group["momentum"]).add_(d)  # v = mu v + d
+                p.sub_(self.lrs.view(-1, *[1] * (p.dim() - 1)) * state["momentum_buffer"])  # w -= lr_k v
+
+
+def _per_network(value, kind, num_networks: int) -> list:
+    values = [value] * num_networks if isinstance(value, (str, int, float)) else list(value)
+    if len(values) != num_networks:
+        raise ValueError(f"{kind} must be one value or one per network ({num_networks}), got {len(values)}")
+    return values
+
+
 def train_batched(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, epochs: int = 50,
                   batch_size: int = 128, lr: float = 0.1, momentum: float = 0.9, weight_decay: float = 5e-4,
                   schedule: str = "cosine", generator: torch.Generator | None = None, on_step=None) -> BatchedMaskedMLP:
@@ -139,19 +178,35 @@ def train_batched(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, epo
     The loss is the sum over networks of each network's batch-mean loss, so network k's gradient equals its own
     single-network gradient. ``on_step(model, step, total_steps, batch=(x_b, y_b), optimizer=optimizer)`` runs
     before each step on its minibatch (GMP prunes there, RigL drops and grows). Masks are reapplied in the forward
-    pass.
+    pass. ``lr`` and ``schedule`` may be one per network (the official grid of settings in one batch).
     """
     check_finite("x", x)
     check_finite("y", y)
     if len(x) < batch_size:
         raise ValueError(f"need at least batch_size={batch_size} points, got {len(x)}")
+    if epochs < 1:
+        raise ValueError(f"epochs must be >= 1, got {epochs}")
+    lrs = _per_network(lr, "lr", model.num_networks)
+    schedules = _per_network(schedule, "schedule", model.num_networks)
+    for value in lrs:
+        if not (math.isfinite(float(value)) and float(value) > 0):
+            raise ValueError(f"lr must be finite and > 0, got {value}")
+    for name in set(schedules):
+        lr_at(0, epochs, 1.0, name)  # an unknown schedule fails here, before any step
     per_epoch = len(x) // batch_size  # drop_last=True
     total = epochs * per_epoch
-    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
+    shared = len(set(lrs)) == 1 and len(set(schedules)) == 1
+    if shared:
+        optimizer = torch.optim.SGD(model.parameters(), lr=float(lrs[0]), momentum=momentum, weight_decay=weight_decay)
+    else:
+        optimizer = PerNetworkSGD(model.parameters(), torch.ones(model.num_networks), momentum, weight_decay)
     step = 0
     for epoch in range(epochs):
-        for group in optimizer.param_groups:
-            group["lr"] = lr_at(epoch, epochs, lr, schedule)
+        if shared:
+            for group in optimizer.param_groups:
+                group["lr"] = lr_at(epoch, epochs, float(lrs[0]), schedules[0])
+        else:
+            optimizer.lrs = torch.tensor([lr_at(epoch, epochs, float(a), b) for a, b in zip(lrs, schedules)])
         order = torch.randperm(len(x), generator=generator)
         for i in range(per_epoch):
             idx = order[i * batch_size:(i + 1) * batch_size]

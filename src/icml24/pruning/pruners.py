@@ -1,8 +1,8 @@
 """Pruners on one interface (Zhang & Papyan, ICML 2024, Sec. 4): every method starts from the same initialisation
 of a 2 -> w -> w -> w -> 1 MLP per width and ends with exactly ``nnz`` weights (classifier included), trained on
-the same recipe. All methods and all widths of one comparison train side by side in one ``BatchedMaskedMLP``:
-narrower networks are zero-padded to the widest one (a padded unit has no weights and no bias, so it computes 0
-and changes nothing).
+each setting of a grid (the official one: lr {0.05, 0.1, 0.2} x cosine / step / constant schedule). All methods,
+tries and settings of one width train side by side in one ``BatchedMaskedMLP``; each (method, try) keeps the
+setting with the best accuracy on validation points, never on the points its accuracy is reported on.
 
 Methods: ``magnitude`` (one-shot global magnitude after dense training, then fine-tuning), ``gmp`` (gradual
 magnitude, cubic schedule), ``rigl`` (dynamic sparse training), ``imp`` (iterative magnitude with rewinding to
@@ -12,12 +12,14 @@ initialisation, then training).
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from icml24._validation import FittedAttributes, check_finite
 
-from .criteria import force, global_magnitude, grasp, iterative_snip, keep_top, snip, synflow
-from .masked_mlp import BatchedMaskedMLP, train_batched
+from .criteria import force, global_magnitude, grasp, iterative_snip, keep_top, per_class, snip, synflow
+from .masked_mlp import BatchedMaskedMLP, lr_at, train_batched
 from .prospect import prospr
 from .rigl import RigL
 from .schedules import GradualMagnitude, geometric_nnz
@@ -26,20 +28,23 @@ AT_INIT = ("snip", "iter_snip", "force", "grasp", "synflow", "prospr")
 DURING_TRAINING = ("gmp", "rigl")
 AFTER_TRAINING = ("magnitude", "imp")
 METHODS = AT_INIT + DURING_TRAINING + AFTER_TRAINING
+REDRAWN = ("snip", "grasp")  # the official random-init runs re-draw these networks' weights (Xavier normal) first
+OFFICIAL_GRID = tuple((lr, schedule) for lr in (0.05, 0.1, 0.2) for schedule in ("cosine", "step", "constant"))
 
 
 def at_init_masks(method: str, model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, nnz: int,
                   iterations: int = 100, lr: float = 0.1, batch_size: int = 128) -> list[torch.Tensor]:
-    """Masks from a pruning-at-initialisation criterion (``x``, ``y``: the scoring data; ``lr``, ``batch_size``:
-    ProsPr's inner steps, the training recipe's)."""
+    """Masks from a pruning-at-initialisation criterion for every network of ``model`` (``x``, ``y``: the scoring
+    data, shuffled; SNIP scores one minibatch of it and GraSP 25 points per class, as the official code; ``lr``,
+    ``batch_size``: ProsPr's inner steps, the training setting's)."""
     if method == "snip":
-        return snip(model, x, y, nnz)
+        return snip(model, x[:batch_size], y[:batch_size], nnz)
     if method == "iter_snip":
         return iterative_snip(model, x, y, nnz, iterations=min(iterations, 10))
     if method == "force":
         return force(model, x, y, nnz, iterations=min(iterations, 10))
     if method == "grasp":
-        return grasp(model, x, y, nnz)
+        return grasp(model, *per_class(x, y, 25), nnz)
     if method == "synflow":
         return synflow(model, nnz, iterations=iterations)
     if method == "prospr":
@@ -47,29 +52,19 @@ def at_init_masks(method: str, model: BatchedMaskedMLP, x: torch.Tensor, y: torc
     raise ValueError(f"unknown pruning-at-init method {method!r}; choose from {AT_INIT}")
 
 
-def _pad(rows: list[tuple[dict, list[torch.Tensor]]], width: int) -> BatchedMaskedMLP:
-    """One batch of width ``width`` from (snapshot of a K = 1 network, its masks) pairs, zero-padded."""
-    batch = BatchedMaskedMLP((2, width, width, width, 1), len(rows))
-    masks = [torch.zeros(len(rows), *m.shape[1:]) for m in batch.masks]
-    with torch.no_grad():
-        for p in list(batch.weights) + list(batch.biases):
-            p.zero_()
-        for k, (state, row_masks) in enumerate(rows):
-            for p, v in zip(list(batch.weights) + list(batch.biases), state["weights"] + state["biases"]):
-                p[(k, *(slice(0, n) for n in v.shape[1:]))] = v[0]
-            for m, v in zip(masks, row_masks):
-                m[k, :v.shape[-2], :v.shape[-1]] = v.reshape(v.shape[-2:])
-    batch.set_masks(masks)
+def _stack(rows: list[tuple[dict, list[torch.Tensor]]], widths: tuple[int, ...]) -> BatchedMaskedMLP:
+    """One batch from (snapshot of a K = 1 network, its masks [1, out, in]) rows."""
+    batch = BatchedMaskedMLP(widths, len(rows))
+    batch.load_snapshot({k: [torch.cat([r[0][k][l] for r in rows]) for l in range(len(batch.shapes))]
+                         for k in ("weights", "biases")})
+    batch.set_masks([torch.cat([r[1][l] for r in rows]) for l in range(len(batch.shapes))])
     return batch
 
 
-def _unpad(batch: BatchedMaskedMLP, k: int, width: int) -> tuple[dict, list[torch.Tensor]]:
-    """Row k of a padded batch as (snapshot of a width-``width`` K = 1 network, its masks [1, out, in])."""
-    d = (2, width, width, width, 1)
-    shapes = [(d[l + 1], d[l]) for l in range(4)]
-    state = {"weights": [w[k:k + 1, :o, :i].detach().clone() for w, (o, i) in zip(batch.weights, shapes)],
-             "biases": [b[k:k + 1, :o].detach().clone() for b, (o, _) in zip(batch.biases, shapes)]}
-    return state, [m[k:k + 1, :o, :i].clone() for m, (o, i) in zip(batch.masks, shapes)]
+def _row(batch: BatchedMaskedMLP, i: int) -> tuple[dict, list[torch.Tensor]]:
+    """Row i of a batch as (snapshot of a K = 1 network, its masks [1, out, in])."""
+    state = {k: [v[i:i + 1].detach().clone() for v in getattr(batch, k)] for k in ("weights", "biases")}
+    return state, [m[i:i + 1].clone() for m in batch.masks]
 
 
 def _chain(hooks: list):
@@ -84,50 +79,70 @@ def _chain(hooks: list):
 
 
 class PrunerComparison(FittedAttributes):
-    """Prune one initialisation per width in ``widths`` to ``nnz`` weights with each of ``methods``, then train.
+    """Prune ``tries`` initialisations per width in ``widths`` to ``nnz`` weights with each of ``methods``, then
+    train each on every (lr, schedule) of ``settings`` (default: the recipe's one; ``OFFICIAL_GRID``: the paper's 9).
 
     ``imp_rounds`` training rounds for IMP (the paper: 5 rounds of the full recipe); ``gmp_events`` pruning events
-    for GMP (199); ``rigl_delta`` steps between RigL updates (100); ``score_points`` points score the at-init
-    criteria. Recipe: ``epochs``, ``batch_size``, ``lr``,
-    ``schedule``, momentum 0.9, weight decay 5e-4. The dense network of each width trains alongside (it is IMP's
-    first round and magnitude pruning's starting point). ``tries`` independent initialisations per width (all in
-    the same batch) give every method as many tries as a search over that many masks; each (method, width) reports
-    its best try.
+    for GMP (199); ``rigl_delta`` steps between RigL updates (100); ``score_points`` shuffled points score the at-init
+    criteria. Recipe: ``epochs``, ``batch_size``, momentum 0.9, weight decay 5e-4. The dense network of each width
+    trains alongside (it is IMP's first round and magnitude pruning's starting point). With ``redraw`` (default), a
+    fresh initialisation's weights are re-drawn Xavier normal before SNIP and GraSP score it and the network trains
+    from them, as the official random-init runs do; given ``inits`` (the fixed-init study) are used as they are.
+    With several settings, each (method, try) keeps the setting of best accuracy on ``validation`` points (required);
+    each (method, width) then reports its best try (by accuracy, the search's rule for its masks).
 
-    Learned, keyed by (method, width), ``"dense"`` included: ``accuracy_`` (training accuracy, the paper's
-    convention; the best try's), ``masks_`` (list of [out, in]), ``nnz_``, ``try_accuracy_`` (every try's accuracy),
-    ``best_try_``; ``inits_`` {width: the first try's K = 1 initial network}, ``try_inits_`` {width: every try's}.
+    Learned, keyed by (method, width), ``"dense"`` included: ``accuracy_`` (accuracy on (x, y), the paper's
+    convention; the best try's), ``masks_`` (list of [out, in]), ``nnz_``, ``try_accuracy_`` (every try's accuracy
+    at its chosen setting), ``setting_`` (every try's chosen (lr, schedule)), ``validation_accuracy_`` (every try's,
+    at it), ``best_try_``; ``inits_`` {width: the first try's K = 1 initial network}, ``try_inits_`` {width: every
+    try's}.
     """
 
     def __init__(self, widths: tuple[int, ...], nnz: int, methods: tuple[str, ...] = METHODS, epochs: int = 50,
                  batch_size: int = 128, lr: float = 0.1, schedule: str = "cosine", imp_rounds: int = 5,
                  gmp_events: int = 199, synflow_iterations: int = 100, score_points: int = 1024,
-                 rigl_delta: int = 100, tries: int = 1):
+                 rigl_delta: int = 100, tries: int = 1, settings=None, redraw: bool = True):
         unknown = [m for m in methods if m not in METHODS]
         if unknown:
             raise ValueError(f"unknown methods {unknown}; choose from {METHODS}")
         self.widths = tuple(int(w) for w in widths)
+        if not self.widths or min(self.widths) < 1:
+            raise ValueError(f"widths must be positive, got {widths}")
         for w in self.widths:
             dense = 2 * w + 2 * w * w + w
             if not 1 <= nnz <= dense:
                 raise ValueError(f"nnz must be in [1, {dense}] for width {w}, got {nnz}")
         if imp_rounds < 2:
             raise ValueError(f"imp_rounds must be >= 2 (prune between rounds), got {imp_rounds}")
+        if int(epochs) < 1 or int(batch_size) < 1 or int(score_points) < 1:
+            raise ValueError(f"epochs, batch_size and score_points must be >= 1, got {epochs}, {batch_size}, "
+                             f"{score_points}")
         self.nnz, self.methods = int(nnz), tuple(methods)
-        self.recipe = {"epochs": int(epochs), "batch_size": int(batch_size), "lr": float(lr), "schedule": schedule}
+        self.recipe = {"epochs": int(epochs), "batch_size": int(batch_size)}
+        self.settings = tuple((float(a), str(b)) for a, b in (settings or [(lr, schedule)]))
+        for a, b in self.settings:
+            if not (math.isfinite(a) and a > 0):
+                raise ValueError(f"every setting's lr must be finite and > 0, got {a}")
+            lr_at(0, 1, a, b)  # an unknown schedule fails here
         self.imp_rounds, self.gmp_events = int(imp_rounds), int(gmp_events)
         self.synflow_iterations, self.score_points = int(synflow_iterations), int(score_points)
-        self.rigl_delta = int(rigl_delta)
+        self.rigl_delta, self.redraw = int(rigl_delta), bool(redraw)
         if int(tries) < 1:
             raise ValueError(f"tries must be >= 1, got {tries}")
         self.tries = int(tries)
 
     def fit(self, x: torch.Tensor, y: torch.Tensor, generator: torch.Generator | None = None,
-            inits: dict[int, BatchedMaskedMLP] | None = None) -> PrunerComparison:
+            inits: dict[int, BatchedMaskedMLP] | None = None, validation=None) -> PrunerComparison:
         """Train every (method, width) from ``inits[width]`` (K = 1 networks, or a list of ``tries`` of them;
-        default: fresh ones from ``generator``) on (x, y), measuring accuracy on (x, y)."""
+        default: fresh ones from ``generator``) on (x, y), measuring accuracy on (x, y); ``validation`` = (x_val,
+        y_val) picks each try's setting."""
         check_finite("x", x)
         check_finite("y", y)
+        if validation is None and len(self.settings) > 1:
+            raise ValueError("several settings need validation=(x_val, y_val) to choose among them")
+        if validation is not None:
+            check_finite("validation x", validation[0])
+            check_finite("validation y", validation[1])
         given = dict(inits or {})
         self.try_inits_ = {}
         for w in self.widths:
@@ -139,82 +154,120 @@ class PrunerComparison(FittedAttributes):
             self.try_inits_[w] = nets
         self.inits_ = {w: nets[0] for w, nets in self.try_inits_.items()}
         idx = torch.randperm(len(x), generator=generator)[:self.score_points]
-        xs, ys = x[idx], y[idx]
+        self._score = (x[idx], y[idx])
+        self._validation = validation if validation is not None else (x, y)
+        self.results_ = {}  # (method, width, try, setting) -> (accuracy, validation accuracy, batch, row)
+        for w in self.widths:
+            self._fit_width(w, x, y, generator, redraw=self.redraw and w not in given)
+        self._choose()
+        del self._score, self._validation
+        return self
+
+    def _starts(self, w: int, method: str, redraw: bool, generator) -> list[dict]:
+        """Each try's starting weights for ``method`` (SNIP and GraSP re-draw them in random-init runs)."""
+        nets = self.try_inits_[w]
+        if not (redraw and method in REDRAWN):
+            return [n.snapshot() for n in nets]
+        out = []
+        for n in nets:
+            fresh = BatchedMaskedMLP(n.widths, 1)
+            fresh.load_snapshot(n.snapshot())
+            out.append(fresh.xavier_normal_(generator).snapshot())
+        return out
+
+    def _fit_width(self, w: int, x, y, generator, redraw: bool) -> None:
+        widths, tries, settings = (2, w, w, w, 1), range(self.tries), range(len(self.settings))
         first = [m for m in self.methods if m in AT_INIT + DURING_TRAINING] + ["dense"]
         rows, keys = [], []
-        for w, k in ((w, k) for w in self.widths for k in range(self.tries)):
-            net = self.try_inits_[w][k]
-            for method in first:
-                masks = net.masks
-                if method in AT_INIT:
-                    probe = BatchedMaskedMLP(net.widths, 1)
-                    probe.load_snapshot(net.snapshot())
-                    masks = at_init_masks(method, probe, xs, ys, self.nnz, self.synflow_iterations,
-                                          self.recipe["lr"], self.recipe["batch_size"])
-                rows.append((net.snapshot(), masks))
-                keys.append((method, w, k))
-        batch = _pad(rows, max(self.widths))
+        for method in first:
+            starts = self._starts(w, method, redraw, generator)
+            masks = {s: [m.clone() for m in self.try_inits_[w][0].masks] for s in settings}  # dense: all ones
+            masks = {s: [m.expand(self.tries, *m.shape[1:]) for m in masks[s]] for s in settings}
+            if method in AT_INIT:
+                probe = _stack([(st, [m[:1] for m in masks[0]]) for st in starts], widths)
+                by_lr = {}
+                for s in settings:  # only ProsPr's masks depend on the setting (its inner steps' lr)
+                    lr = self.settings[s][0] if method == "prospr" else None
+                    if lr not in by_lr:
+                        by_lr[lr] = at_init_masks(method, probe, *self._score, self.nnz, self.synflow_iterations,
+                                                  lr or self.settings[0][0], self.recipe["batch_size"])
+                    masks[s] = by_lr[lr]
+            for k in tries:
+                for s in settings:
+                    rows.append((starts[k], [m[k:k + 1] for m in masks[s]]))
+                    keys.append((method, k, s))
+        batch = _stack(rows, widths)
         hooks = []
         for method, hook in (("gmp", lambda r: GradualMagnitude(self.nnz, self.gmp_events, r)),
                              ("rigl", lambda r: RigL(self.nnz, r, delta=self.rigl_delta, generator=generator))):
             rows_of = [i for i, (m, _, _) in enumerate(keys) if m == method]
             if rows_of:
                 hooks.append(hook(rows_of))
-        train_batched(batch, x, y, generator=generator, on_step=_chain(hooks), **self.recipe)
-        self.accuracy_, self.masks_, self.nnz_, self.try_accuracy_, self.best_try_ = {}, {}, {}, {}, {}
-        self._record(batch, keys, x, y)
+        self._train(batch, keys, x, y, generator, _chain(hooks))
+        self._record(batch, keys, w, x, y)
         later = [m for m in ("magnitude", "imp") if m in self.methods]
         if later:
-            self._after_dense(batch, keys, later, x, y, generator)
-        return self
+            self._after_dense(batch, keys, later, w, x, y, generator)
 
-    def _record(self, batch: BatchedMaskedMLP, keys: list[tuple[str, int, int]], x, y) -> None:
-        acc = batch.accuracy(x, y)
-        for method, w, _ in keys:  # a later record (IMP's next round) replaces an earlier one
-            self.accuracy_.pop((method, w), None)
-        for i, (method, w, k) in enumerate(keys):
-            tried = self.try_accuracy_.setdefault((method, w), [None] * self.tries)
-            tried[k] = float(acc[i])
-            if (method, w) in self.accuracy_ and float(acc[i]) <= self.accuracy_[(method, w)]:
-                continue  # each (method, width) keeps its best try (the first of equals)
-            state, masks = _unpad(batch, i, w)
+    def _train(self, batch, keys, x, y, generator, on_step=None) -> None:
+        lrs = [self.settings[s][0] for _, _, s in keys]
+        schedules = [self.settings[s][1] for _, _, s in keys]
+        train_batched(batch, x, y, generator=generator, on_step=on_step, lr=lrs, schedule=schedules, **self.recipe)
+
+    def _record(self, batch: BatchedMaskedMLP, keys: list[tuple[str, int, int]], w: int, x, y) -> None:
+        acc, val = batch.accuracy(x, y), batch.accuracy(*self._validation)
+        for i, (method, k, s) in enumerate(keys):  # a later record (IMP's next round) replaces an earlier one
+            self.results_[(method, w, k, s)] = (float(acc[i]), float(val[i]), batch, i)
+
+    def _choose(self) -> None:
+        """Each (method, width, try): the setting of best validation accuracy; each (method, width): its best try."""
+        self.accuracy_, self.masks_, self.nnz_, self.try_accuracy_, self.best_try_ = {}, {}, {}, {}, {}
+        self.setting_, self.validation_accuracy_ = {}, {}
+        pairs = dict.fromkeys((m, w) for m, w, _, _ in self.results_)
+        for method, w in pairs:
+            chosen = []
+            for k in range(self.tries):
+                runs = [self.results_[(method, w, k, s)] for s in range(len(self.settings))]
+                s = max(range(len(runs)), key=lambda j: (runs[j][1], -j))  # best validation, first of equals
+                chosen.append((runs[s], s))
+            self.try_accuracy_[(method, w)] = [r[0] for r, _ in chosen]
+            self.validation_accuracy_[(method, w)] = [r[1] for r, _ in chosen]
+            self.setting_[(method, w)] = [self.settings[s] for _, s in chosen]
+            best = max(range(self.tries), key=lambda k: (chosen[k][0][0], -k))  # best try, first of equals
+            (acc, _, batch, i), _ = chosen[best]
+            state, masks = _row(batch, i)
             live = [(m * (v != 0)).reshape(m.shape[-2:]) for m, v in zip(masks, state["weights"])]
-            self.accuracy_[(method, w)], self.best_try_[(method, w)] = float(acc[i]), k
+            self.accuracy_[(method, w)], self.best_try_[(method, w)] = acc, best
             self.masks_[(method, w)] = live
             self.nnz_[(method, w)] = int(sum(m.sum() for m in live))
 
-    def _after_dense(self, batch, keys, later, x, y, generator) -> None:
+    def _after_dense(self, batch, keys, later, w, x, y, generator) -> None:
         """One-shot magnitude (prune the trained dense network, fine-tune) and IMP rounds 2..R (prune the last
-        round's result to the geometric schedule, rewind to init, retrain)."""
-        rows, new_keys, totals = [], [], {}
-        for w, k in ((w, k) for w in self.widths for k in range(self.tries)):
-            state, masks = _unpad(batch, keys.index(("dense", w, k)), w)
+        round's result to the geometric schedule, rewind to init, retrain), each on its dense row's setting."""
+        widths = (2, w, w, w, 1)
+        rows, new_keys = [], []
+        total = 2 * w + 2 * w * w + w
+        for k, s in ((k, s) for k in range(self.tries) for s in range(len(self.settings))):
+            state, masks = _row(batch, keys.index(("dense", k, s)))
             trained = [v * m for v, m in zip(state["weights"], masks)]
-            totals[w] = int(sum(m.sum() for m in masks))
             for method in later:
-                keep = self.nnz if method == "magnitude" else geometric_nnz(1, self.imp_rounds, totals[w], self.nnz)
+                keep = self.nnz if method == "magnitude" else geometric_nnz(1, self.imp_rounds, total, self.nnz)
                 pruned = keep_top([t.abs() for t in trained], max(self.nnz, keep), masks)
                 start = state if method == "magnitude" else self.try_inits_[w][k].snapshot()  # IMP rewinds to init
                 rows.append((start, pruned))
-                new_keys.append((method, w, k))
-        nxt = _pad(rows, max(self.widths))
-        train_batched(nxt, x, y, generator=generator, **self.recipe)
-        self._record(nxt, new_keys, x, y)
+                new_keys.append((method, k, s))
+        nxt = _stack(rows, widths)
+        self._train(nxt, new_keys, x, y, generator)
+        self._record(nxt, new_keys, w, x, y)
         if "imp" not in later:
             return
         for r in range(2, self.imp_rounds):
-            imp_rows, imp_keys = [], []
-            for w, k in ((w, k) for w in self.widths for k in range(self.tries)):
-                i = new_keys.index(("imp", w, k))
-                probe = BatchedMaskedMLP(nxt.widths, 1)
-                probe.load_snapshot({k: [v[i:i + 1].detach() for v in getattr(nxt, k)] for k in ("weights", "biases")})
-                probe.set_masks([m[i:i + 1] for m in nxt.masks])
-                keep = max(self.nnz, geometric_nnz(r, self.imp_rounds, totals[w], self.nnz))
-                pruned = [m[:, :o, :c] for m, (o, c) in zip(global_magnitude(probe, keep),
-                                                             [(w, 2), (w, w), (w, w), (1, w)])]
-                imp_rows.append((self.try_inits_[w][k].snapshot(), pruned))  # rewind, new mask
-                imp_keys.append(("imp", w, k))
-            nxt = _pad(imp_rows, max(self.widths))
-            new_keys = imp_keys
-            train_batched(nxt, x, y, generator=generator, **self.recipe)
-            self._record(nxt, imp_keys, x, y)
+            imp_keys = [key for key in new_keys if key[0] == "imp"]
+            last = _stack([_row(nxt, new_keys.index(key)) for key in imp_keys], widths)
+            keep = max(self.nnz, geometric_nnz(r, self.imp_rounds, total, self.nnz))
+            pruned = global_magnitude(last, keep)
+            imp_rows = [(self.try_inits_[w][k].snapshot(), [m[j:j + 1] for m in pruned])  # rewind, new mask
+                        for j, (_, k, _) in enumerate(imp_keys)]
+            nxt, new_keys = _stack(imp_rows, widths), imp_keys
+            self._train(nxt, imp_keys, x, y, generator)
+            self._record(nxt, imp_keys, w, x, y)
