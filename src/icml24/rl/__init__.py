@@ -5,6 +5,8 @@ from icml24._lazy import lazy_exports
 # exported name -> submodule that defines it; each method adds its own block
 _EXPORTS: dict[str, str] = {
     # failure landscapes (failures/)
+    "ProbaClassifier": ".failures.adapter",
+    "as_classifier": ".failures.adapter",
     "BayesianOptimization": ".failures.baselines",
     "EpsilonGreedy": ".failures.baselines",
     "RandomSearch": ".failures.baselines",
@@ -14,6 +16,7 @@ _EXPORTS: dict[str, str] = {
     "DIGIT_LEVELS": ".failures.concepts",
     "digit_concepts": ".failures.concepts",
     "DQNExplorer": ".failures.dqn",
+    "OFFICIAL_SB3_2_2_1": ".failures.dqn",
     "FailureEnv": ".failures.environment",
     "GroundTruth": ".failures.ground_truth",
     "exhaustive_failure_rates": ".failures.ground_truth",

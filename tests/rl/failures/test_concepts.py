@@ -56,3 +56,25 @@ def test_bad_inputs_say_what_to_fix():
         digit_concepts().perturb_actions(torch.zeros(1, 8, 8), [125])
     with pytest.raises(ValueError, match="levels must be one of"):
         digit_concepts("huge")
+
+
+def test_a_users_own_transformation_runs_after_the_builtins_and_is_checked():
+    contrast = Concept("contrast", (1.0, 0.5), fn=lambda x, v: (x - 0.5) * v[:, None, None] + 0.5)
+    grid = ConceptGrid([Concept("darken", (0.0, 0.5), 0.05), contrast])
+    images = torch.rand(4, 8, 8)
+    out = grid.perturb_actions(images, np.array([0, 1, 2, 3]))
+    torch.testing.assert_close(out[0], images[0])                          # darken 0, contrast 1: identity
+    torch.testing.assert_close(out[1], (images[1] - 0.5) * 0.5 + 0.5)
+    torch.testing.assert_close(out[3], ((images[3] * 0.5 - 0.5) * 0.5 + 0.5).clamp(0, 1))  # darken, then contrast
+    with pytest.raises(ValueError, match="fn=callable"):
+        Concept("contrast", (1.0,))
+    with pytest.raises(TypeError, match="callable"):
+        Concept("contrast", (1.0,), fn=3)
+    with pytest.raises(ValueError, match="built-in"):
+        Concept("blur", (1.0,), fn=lambda x, v: x)
+    shrink = ConceptGrid([Concept("crop", (1.0,), fn=lambda x, v: x[:, 1:])])
+    with pytest.raises(ValueError, match="shape"):
+        shrink.perturb_actions(images, np.zeros(4, dtype=int))
+    nan = ConceptGrid([Concept("nan", (1.0,), fn=lambda x, v: x * float("nan"))])
+    with pytest.raises(ValueError, match="NaN"):
+        nan.perturb_actions(images, np.zeros(4, dtype=int))

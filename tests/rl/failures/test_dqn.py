@@ -41,3 +41,26 @@ def test_micro_mode_trains_too_and_bad_settings_are_refused(nut):
         DQNExplorer().rollout(env, 1)
     with pytest.raises(ValueError, match="exploration_final_eps"):
         DQNExplorer(exploration_final_eps=0.9, exploration_initial_eps=0.5)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"buffer_size": 0}, "buffer_size"), ({"learning_rate": float("nan")}, "learning_rate"),
+    ({"learning_rate": 0.0}, "learning_rate"), ({"train_freq": 0}, "train_freq"), ({"batch_size": 0}, "batch_size"),
+    ({"learning_starts": -1}, "learning_starts"), ({"exploration_fraction": 0.0}, "exploration_fraction"),
+    ({"gamma": 1.5}, "gamma"), ({"net_arch": (64, 0)}, "net_arch"), ({"total_timesteps": 0}, "total_timesteps"),
+])
+def test_bad_dqn_settings_are_refused_before_training(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        DQNExplorer(**kwargs)
+
+
+def test_the_official_configuration_as_it_runs_never_updates_below_50k_steps(nut):
+    from icml24.rl.failures import OFFICIAL_SB3_2_2_1
+
+    model, _, _, x, y, grid = nut
+    env = FailureEnv(model, x, y, grid, precompute=True)
+    official = DQNExplorer.official(total_timesteps=300, seed=0).fit(env)
+    assert official.learning_starts == OFFICIAL_SB3_2_2_1["learning_starts"] == 50_000
+    assert official.n_updates_ == 0 and official.model_.learning_rate == 1e-4
+    ours = DQNExplorer(total_timesteps=300, seed=0).fit(env)
+    assert ours.n_updates_ == 200  # one update per step after learning_starts = 100

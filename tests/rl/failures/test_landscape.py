@@ -67,3 +67,15 @@ def test_wasserstein_distance_is_zero_on_itself_and_grows_with_the_shift():
     assert value_distance([0, 1], [0, 1]) == 0 and value_distance([0, 1], [1, 2]) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="one weight per action"):
         landscape_distance(a[:5], a, grid)
+
+
+@pytest.mark.parametrize("k", [0, -1, 126, 2.5, True])
+def test_precision_at_k_refuses_a_k_outside_the_grid(k):
+    grid = digit_concepts()
+    land = FailureLandscape(grid).fit(_result(grid, np.arange(10)))
+    with pytest.raises(ValueError, match="k must be"):
+        land.precision_at_k(np.zeros(125), k=k)
+    with pytest.raises(ValueError, match="NaN"):
+        land.precision_at_k(np.full(125, np.nan), k=10)
+    with pytest.raises(TypeError, match="ExplorationResult"):
+        FailureLandscape(grid).fit(np.zeros(3))

@@ -65,3 +65,23 @@ def test_finetuner_refuses_models_without_a_head_and_bad_actions(nut):
         LastLayerFinetuner().fit(model, x_train, y_train, grid, [200])
     with pytest.raises(ValueError, match="probability"):
         LastLayerFinetuner(probability=2.0)
+
+
+@pytest.mark.parametrize("kwargs, match", [({"lr": float("nan")}, "lr"), ({"lr": 0.0}, "lr"), ({"lr": -1.0}, "lr"),
+                                           ({"momentum": float("nan")}, "momentum"), ({"momentum": 1.0}, "momentum")])
+def test_finetuner_refuses_a_nan_or_non_positive_learning_rate(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        LastLayerFinetuner(**kwargs)
+
+
+def test_finetuner_refuses_float_labels_and_labels_beyond_the_head(nut):
+    from sklearn.linear_model import LogisticRegression
+
+    model, x_train, y_train, _, _, grid = nut
+    with pytest.raises(ValueError, match="fractional"):
+        LastLayerFinetuner(epochs=1).fit(model, x_train, y_train + 0.5, grid, [0])
+    with pytest.raises(ValueError, match="head has 10 outputs"):
+        LastLayerFinetuner(epochs=1).fit(model, x_train, y_train + 1, grid, [0])
+    clf = LogisticRegression(max_iter=300).fit(x_train.reshape(len(x_train), -1), y_train)
+    with pytest.raises(TypeError, match="torch nn.Module with a `features` module"):
+        LastLayerFinetuner(epochs=1).fit(clf, x_train, y_train, grid, [0])

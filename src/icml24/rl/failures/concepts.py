@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,15 +28,27 @@ KINDS: tuple[str, ...] = ("rotation", "shift", "darken", "blur")
 class Concept:
     """One actionable concept: ``kind`` in :data:`KINDS`, its discrete ``levels`` (degrees for rotation, pixels for
     shift, the darkening factor f of brightness ``1 - f``, the Gaussian sigma in pixels for blur) and the
-    ``micro_step`` the microscopic mode adds per step."""
+    ``micro_step`` the microscopic mode adds per step.
+
+    A user's own transformation: any other ``kind`` name with ``fn(images [n, H, W], values [n]) -> images [n, H, W]``
+    (torch tensors; ``values[i]`` is the level applied to image ``i``), e.g.
+    ``Concept("contrast", (1.0, 0.8, 0.6), fn=lambda x, v: (x - 0.5) * v[:, None, None] + 0.5)``. Built-in kinds
+    run first (geometry, blur, darkening), then user concepts in the grid's order; the result is clipped to [0, 1].
+    """
 
     kind: str
     levels: tuple[float, ...]
-    micro_step: float
+    micro_step: float = 0.05
+    fn: Callable | None = None
 
     def __post_init__(self):
-        if self.kind not in KINDS:
-            raise ValueError(f"unknown concept kind {self.kind!r}; use one of {KINDS}")
+        if self.fn is not None and not callable(self.fn):
+            raise TypeError(f"fn of concept {self.kind!r} must be callable(images [n, H, W], values [n]) -> images")
+        if self.fn is None and self.kind not in KINDS:
+            raise ValueError(f"unknown concept kind {self.kind!r}; use one of {KINDS}, or give your own "
+                             "transformation as fn=callable(images [n, H, W], values [n]) -> images [n, H, W]")
+        if self.fn is not None and self.kind in KINDS:
+            raise ValueError(f"{self.kind!r} is a built-in kind; give your own transformation another name")
         if len(self.levels) < 1:
             raise ValueError(f"concept {self.kind!r} needs at least one level")
         check_finite(f"levels of {self.kind}", np.asarray(self.levels, dtype=float))
@@ -108,6 +121,9 @@ class ConceptGrid:
             out = _gaussian_blur(out, column["blur"])
         if "darken" in column:
             out = out * (1.0 - column["darken"])[:, None, None]  # brightness 1 - f, as the official darken_image
+        for j, c in enumerate(self.concepts):
+            if c.fn is not None:
+                out = _user_transform(c, out, values[:, j])
         return out.clamp(0.0, 1.0)
 
     def perturb_actions(self, images: torch.Tensor, actions: np.ndarray | torch.Tensor) -> torch.Tensor:
@@ -121,6 +137,18 @@ class ConceptGrid:
     def __repr__(self) -> str:
         inner = ", ".join(f"{c.kind}{list(c.levels)}" for c in self.concepts)
         return f"ConceptGrid({inner}; {self.num_actions} actions)"
+
+
+def _user_transform(concept: Concept, images: torch.Tensor, values: torch.Tensor) -> torch.Tensor:
+    """A user concept's ``fn`` on the batch, its output checked (shape kept, finite)."""
+    out = concept.fn(images, values)
+    if not isinstance(out, torch.Tensor) or out.shape != images.shape:
+        got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        raise ValueError(f"concept {concept.kind!r}: fn must return a tensor of the images' shape "
+                         f"{tuple(images.shape)}, got {got}")
+    if not bool(torch.isfinite(out).all()):
+        raise ValueError(f"concept {concept.kind!r}: fn returned NaN or infinite pixels")
+    return out.to(images.dtype)
 
 
 def _affine(images: torch.Tensor, degrees: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:

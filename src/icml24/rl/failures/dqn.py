@@ -14,7 +14,7 @@ import random
 import numpy as np
 import torch
 
-from icml24._validation import FittedAttributes
+from icml24._validation import FittedAttributes, check_positive, check_positive_int
 
 from .environment import FailureEnv
 from .result import ExplorationResult
@@ -33,28 +33,56 @@ def preserved_global_rng():
             np.random.set_state(np_state)
 
 
+#: The official classification agent, ``DQN("MlpPolicy", env, exploration_final_eps=0.6, buffer_size=10000,
+#: exploration_initial_eps=1.0)``, with the other settings stable-baselines3 2.2.1 gave it (its defaults).
+OFFICIAL_SB3_2_2_1: dict = {"learning_rate": 1e-4, "learning_starts": 50_000, "train_freq": 4, "batch_size": 32,
+                            "buffer_size": 10_000, "exploration_fraction": 0.1, "exploration_initial_eps": 1.0,
+                            "exploration_final_eps": 0.6, "gamma": 0.99, "target_update_interval": 10_000,
+                            "net_arch": (64, 64)}
+
+
 class DQNExplorer(FittedAttributes):
     """Train an SB3 DQN on a :class:`FailureEnv` (``fit``), then ``rollout`` episodes with the trained agent.
 
-    Defaults are the paper's (epsilon 1.0 -> 0.6 over the first 10% of steps, buffer 10k) except
-    ``learning_rate``, ``train_freq`` and ``learning_starts``, raised / lowered so that a budget of a few thousand
-    queries (not 50k) still trains the Q-network.
+    Defaults are the paper's (epsilon 1.0 -> 0.6 over the first 10% of steps, buffer 10k) except, by our choice,
+    ``learning_rate`` 1e-3, ``train_freq`` 1 and ``learning_starts`` 100, so that a budget of a few thousand queries
+    (not 50k) trains the Q-network at all. :meth:`official` is the official configuration as it ran.
     """
 
     def __init__(self, total_timesteps: int = 50_000, exploration_initial_eps: float = 1.0,
                  exploration_final_eps: float = 0.6, exploration_fraction: float = 0.1, buffer_size: int = 10_000,
                  learning_rate: float = 1e-3, learning_starts: int = 100, train_freq: int = 1, batch_size: int = 32,
-                 net_arch: tuple[int, ...] = (64, 64), seed: int = 0):
-        if total_timesteps < 1:
-            raise ValueError(f"total_timesteps must be >= 1, got {total_timesteps}")
+                 net_arch: tuple[int, ...] = (64, 64), gamma: float = 0.99, target_update_interval: int = 10_000,
+                 seed: int = 0):
+        check_positive_int("total_timesteps", total_timesteps)
+        check_positive_int("buffer_size (the replay buffer must hold at least one transition)", buffer_size)
+        check_positive_int("train_freq", train_freq)
+        check_positive_int("batch_size", batch_size)
+        check_positive_int("target_update_interval", target_update_interval)
+        check_positive("learning_rate", learning_rate)
+        check_positive("learning_starts", learning_starts, allow_zero=True)
         if not 0 <= exploration_final_eps <= exploration_initial_eps <= 1:
             raise ValueError("need 0 <= exploration_final_eps <= exploration_initial_eps <= 1, got "
                              f"{exploration_final_eps} and {exploration_initial_eps}")
+        if not 0 < exploration_fraction <= 1:
+            raise ValueError(f"exploration_fraction must lie in (0, 1], got {exploration_fraction}")
+        if not 0 <= gamma <= 1:
+            raise ValueError(f"gamma must lie in [0, 1], got {gamma}")
+        net_arch = tuple(net_arch)
+        for width in net_arch:
+            check_positive_int("net_arch widths", width)
         self.total_timesteps = int(total_timesteps)
         self.exploration_initial_eps, self.exploration_final_eps = exploration_initial_eps, exploration_final_eps
-        self.exploration_fraction, self.buffer_size = exploration_fraction, buffer_size
-        self.learning_rate, self.learning_starts, self.train_freq = learning_rate, learning_starts, train_freq
-        self.batch_size, self.net_arch, self.seed = batch_size, tuple(net_arch), int(seed)
+        self.exploration_fraction, self.buffer_size = exploration_fraction, int(buffer_size)
+        self.learning_rate, self.learning_starts, self.train_freq = learning_rate, int(learning_starts), train_freq
+        self.batch_size, self.net_arch, self.seed = batch_size, net_arch, int(seed)
+        self.gamma, self.target_update_interval = gamma, int(target_update_interval)
+
+    @classmethod
+    def official(cls, total_timesteps: int = 50_000, seed: int = 0) -> DQNExplorer:
+        """The official configuration as it really runs (:data:`OFFICIAL_SB3_2_2_1`): no gradient update before
+        50,000 steps, so at the official 50k steps (and any smaller budget) the agent never learns."""
+        return cls(total_timesteps=total_timesteps, seed=seed, **OFFICIAL_SB3_2_2_1)
 
     def fit(self, env: FailureEnv) -> DQNExplorer:
         """Learn for ``total_timesteps`` queries; ``training_`` holds them (the exploration they cost)."""
@@ -71,11 +99,13 @@ class DQNExplorer(FittedAttributes):
                         learning_starts=self.learning_starts, batch_size=self.batch_size, train_freq=self.train_freq,
                         exploration_fraction=self.exploration_fraction,
                         exploration_initial_eps=self.exploration_initial_eps,
-                        exploration_final_eps=self.exploration_final_eps,
+                        exploration_final_eps=self.exploration_final_eps, gamma=self.gamma,
+                        target_update_interval=self.target_update_interval,
                         policy_kwargs={"net_arch": list(self.net_arch)}, seed=self.seed, verbose=0, device="cpu")
             model.set_logger(Logger(folder=None, output_formats=[]))  # no empty SB3-* folders in /tmp
             model.learn(self.total_timesteps)
         self.model_ = model
+        self.n_updates_ = int(model._n_updates)  # gradient steps taken (0: the Q-network is its initialisation)
         self.training_ = ExplorationResult(*env.query_log())
         return self
 
@@ -91,8 +121,7 @@ class DQNExplorer(FittedAttributes):
         from stable_baselines3.common.utils import set_random_seed
 
         model = self.model_
-        if episodes < 1:
-            raise ValueError(f"episodes must be >= 1, got {episodes}")
+        check_positive_int("episodes", episodes)
         seed = self.seed + 1 if seed is None else int(seed)
         env.reset_log()
         starts = []

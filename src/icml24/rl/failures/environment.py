@@ -18,42 +18,46 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import torch
-from torch import nn
 
-from icml24._validation import check_finite, check_positive
+from icml24._validation import check_positive
 
+from .adapter import as_classifier
 from .concepts import ConceptGrid
+from .inputs import check_outputs, check_pool
 from .model import FAILURE_SCALE, failure_reward
 
 MODES = ("macro", "micro")
 
 
 class FailureEnv(gym.Env):
-    """Explore ``model`` on ``images [n, H, W]`` (values in ``[0, 1]``) with ``labels [n]`` over ``grid``."""
+    """Explore ``model`` on ``images [n, H, W]`` (values in ``[0, 1]``) with ``labels [n]`` over ``grid``.
+
+    ``model`` is a torch module returning class scores, or any fitted classifier with ``predict_proba`` (it sees
+    each image flattened to one row; see :func:`as_classifier`)."""
 
     metadata = {"render_modes": []}
 
-    def __init__(self, model: nn.Module, images: np.ndarray, labels: np.ndarray, grid: ConceptGrid,
+    def __init__(self, model, images: np.ndarray, labels: np.ndarray, grid: ConceptGrid,
                  mode: str = "macro", alpha: float = 5.0, max_steps: int = 20, scale: float = FAILURE_SCALE,
                  precompute: bool = False):
         super().__init__()
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        images = np.asarray(images, dtype=np.float32)
-        check_finite("images", images)
-        labels = np.asarray(labels, dtype=np.int64)
-        if images.ndim != 3 or len(images) != len(labels) or len(images) == 0:
-            raise ValueError(f"images must be a non-empty [n, H, W] array with one label each, got "
-                             f"{images.shape} and {labels.shape}")
-        if images.min() < 0 or images.max() > 1:
+        if not isinstance(grid, ConceptGrid):
+            raise TypeError(f"grid must be a ConceptGrid of actionable concepts, got {type(grid).__name__}")
+        x, labels = check_pool(images, labels)
+        if x.min() < 0 or x.max() > 1:
             raise ValueError("images must lie in [0, 1]; rescale them (digits: divide by 16)")
+        model = as_classifier(model)
         check_positive("alpha", alpha, allow_zero=True)
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps}")
         self.model = model.eval()
-        self.images, self.labels, self.grid = torch.from_numpy(images), labels, grid
+        with torch.no_grad():
+            self.num_classes = check_outputs(self.model(x), labels)  # a model that cannot predict a label is refused
+        self.images, self.labels, self.grid = x, labels, grid
         self.mode, self.alpha, self.max_steps, self.scale = mode, float(alpha), int(max_steps), float(scale)
-        pixels = int(np.prod(images.shape[1:]))
+        pixels = int(np.prod(x.shape[1:]))
         if mode == "macro":
             self.action_space = gym.spaces.Discrete(grid.num_actions)
             self.observation_space = gym.spaces.Box(0.0, 1.0, (pixels,), dtype=np.float32)

@@ -10,11 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from torch import nn
 
-from icml24._validation import check_finite
-
+from .adapter import as_classifier
 from .concepts import ConceptGrid
+from .inputs import check_outputs, check_pool
 from .model import failure_reward
 
 
@@ -38,21 +37,23 @@ class GroundTruth:
         return np.lexsort((np.arange(len(self.rates)), -self.rates))[:k]
 
 
-def _pool(images, labels) -> tuple[torch.Tensor, np.ndarray]:
-    images = np.asarray(images, dtype=np.float32)
-    check_finite("images", images)
-    labels = np.asarray(labels, dtype=np.int64)
-    if images.ndim != 3 or len(images) != len(labels) or len(images) == 0:
-        raise ValueError(f"images must be a non-empty [n, H, W] with one label each, got {images.shape} and "
-                         f"{labels.shape}")
-    return torch.from_numpy(images), labels
+def _pool(model, images, labels):
+    """The checked pool, the model as a module, its clean scores checked against the labels."""
+    x, y = check_pool(images, labels)
+    model = as_classifier(model)
+    clean = model(x)
+    check_outputs(clean, y)
+    return model, x, y, float((clean.argmax(-1).numpy() == y).mean())
 
 
 @torch.no_grad()
-def exhaustive_failure_rates(model: nn.Module, images: np.ndarray, labels: np.ndarray, grid: ConceptGrid,
+def exhaustive_failure_rates(model, images: np.ndarray, labels: np.ndarray, grid: ConceptGrid,
                              batch_size: int = 16384) -> GroundTruth:
-    """Every (action, image) pair through ``model``, ``max(1, batch_size // n)`` actions per forward pass."""
-    x, y = _pool(images, labels)
+    """Every (action, image) pair through ``model`` (a torch module or a classifier with ``predict_proba``),
+    ``max(1, batch_size // n)`` actions per forward pass."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    model, x, y, clean = _pool(model, images, labels)
     n = len(x)
     per_chunk = max(1, batch_size // n)
     failures = np.zeros((grid.num_actions, n), dtype=bool)
@@ -63,20 +64,18 @@ def exhaustive_failure_rates(model: nn.Module, images: np.ndarray, labels: np.nd
         reward, failure, _ = failure_reward(model(batch), np.tile(y, len(actions)))
         failures[actions] = failure.numpy().reshape(len(actions), n)
         rewards[actions] = reward.double().numpy().reshape(len(actions), n)
-    clean = float((model(x).argmax(-1).numpy() == y).mean())
     return GroundTruth(failures.mean(axis=1), rewards.mean(axis=1), failures, clean)
 
 
 @torch.no_grad()
-def looped_failure_rates(model: nn.Module, images: np.ndarray, labels: np.ndarray, grid: ConceptGrid) -> GroundTruth:
+def looped_failure_rates(model, images: np.ndarray, labels: np.ndarray, grid: ConceptGrid) -> GroundTruth:
     """The same ground truth one (image, action) query at a time, as an environment step computes it (the peer of
     the benchmark; slow)."""
-    x, y = _pool(images, labels)
+    model, x, y, clean = _pool(model, images, labels)
     failures = np.zeros((grid.num_actions, len(x)), dtype=bool)
     rewards = np.zeros((grid.num_actions, len(x)), dtype=np.float64)
     for a in range(grid.num_actions):
         for i in range(len(x)):
             reward, failure, _ = failure_reward(model(grid.perturb_actions(x[i:i + 1], [a])), y[i:i + 1])
             failures[a, i], rewards[a, i] = bool(failure[0]), float(reward[0])
-    clean = float((model(x).argmax(-1).numpy() == y).mean())
     return GroundTruth(failures.mean(axis=1), rewards.mean(axis=1), failures, clean)

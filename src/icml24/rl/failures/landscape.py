@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml24._validation import FittedAttributes
+from icml24._validation import FittedAttributes, check_finite
 
 from .concepts import ConceptGrid
 from .result import ExplorationResult
@@ -22,6 +22,8 @@ class FailureLandscape(FittedAttributes):
         self.grid = grid
 
     def fit(self, result: ExplorationResult) -> FailureLandscape:
+        if not isinstance(result, ExplorationResult):
+            raise TypeError(f"fit takes the ExplorationResult of an explorer, got {type(result).__name__}")
         n = self.grid.num_actions
         if len(result.actions) and (result.actions.min() < 0 or result.actions.max() >= n):
             raise ValueError(f"result has actions outside [0, {n}); was it explored on another grid?")
@@ -46,12 +48,18 @@ class FailureLandscape(FittedAttributes):
         return np.lexsort((np.arange(n), -self.failure_rates_, -self.failure_counts_))
 
     def top_actions(self, k: int) -> np.ndarray:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"k must be a positive integer, got {k!r}")
         return self.ranking()[:k]
 
     def precision_at_k(self, true_rates: np.ndarray, k: int = 10) -> float:
         """Fraction of this landscape's top-``k`` actions among the ground truth's top-``k`` (ties at the k-th true
         rate count as top-``k``)."""
+        n = self.grid.num_actions
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n:
+            raise ValueError(f"k must be an integer in [1, {n}] (the number of top actions compared), got {k!r}")
         true_rates = np.asarray(true_rates, dtype=float)
+        check_finite("true_rates", true_rates)
         if true_rates.shape != (self.grid.num_actions,):
             raise ValueError(f"true_rates must have one rate per action ({self.grid.num_actions}), got "
                              f"{true_rates.shape}")

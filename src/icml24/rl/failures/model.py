@@ -11,7 +11,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml24._validation import check_finite
+from .adapter import as_classifier
+from .inputs import check_labels, check_outputs, check_pool
 
 FAILURE_SCALE = 10.0
 NO_FAILURE_REWARD = -1.0
@@ -21,7 +22,9 @@ _GUARD = 1e-7
 def failure_reward(logits: torch.Tensor, labels: torch.Tensor | np.ndarray,
                    scale: float = FAILURE_SCALE) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(reward, failure, prediction)`` per row of ``logits [n, classes]`` against integer ``labels [n]``."""
-    labels = torch.as_tensor(labels, dtype=torch.long)
+    labels = check_labels(labels.cpu().numpy() if isinstance(labels, torch.Tensor) else labels)
+    check_outputs(logits, labels, "logits")
+    labels = torch.from_numpy(labels)
     prob = logits.softmax(dim=-1)
     p, prediction = prob.max(dim=-1)
     failure = prediction != labels
@@ -55,13 +58,9 @@ def train_classifier(images: np.ndarray, labels: np.ndarray, hidden: int = 64, e
                      lr: float = 1e-2, batch_size: int = 128, weight_decay: float = 1e-4,
                      generator: torch.Generator | None = None) -> DigitClassifier:
     """Train a :class:`DigitClassifier` with Adam on clean ``images [n, H, W]`` (the pre-trained NUT)."""
-    images = np.asarray(images, dtype=np.float32)
-    check_finite("images", images)
-    labels = np.asarray(labels, dtype=np.int64)
-    if images.ndim != 3 or len(images) != len(labels):
-        raise ValueError(f"images must be [n, H, W] with one label each, got {images.shape} and {labels.shape}")
-    x, y = torch.from_numpy(images), torch.from_numpy(labels)
-    model = DigitClassifier(images.shape[1:], hidden, int(labels.max()) + 1, generator=generator)
+    x, labels = check_pool(images, labels)
+    y = torch.from_numpy(labels)
+    model = DigitClassifier(tuple(x.shape[1:]), hidden, int(labels.max()) + 1, generator=generator)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     for _ in range(epochs):
         order = torch.randperm(len(x), generator=generator)
@@ -75,7 +74,9 @@ def train_classifier(images: np.ndarray, labels: np.ndarray, hidden: int = 64, e
 
 
 @torch.no_grad()
-def clean_accuracy(model: nn.Module, images: np.ndarray | torch.Tensor, labels: np.ndarray) -> float:
-    """Clean top-1 accuracy."""
-    x = torch.as_tensor(np.asarray(images, dtype=np.float32))
-    return float((model(x).argmax(-1).numpy() == np.asarray(labels)).mean())
+def clean_accuracy(model, images: np.ndarray | torch.Tensor, labels: np.ndarray) -> float:
+    """Clean top-1 accuracy of ``model`` (a torch module or a classifier with ``predict_proba``)."""
+    x, y = check_pool(images, labels)
+    logits = as_classifier(model)(x)
+    check_outputs(logits, y)
+    return float((logits.argmax(-1).numpy() == y).mean())

@@ -17,9 +17,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml24._validation import FittedAttributes, check_finite
+from icml24._validation import FittedAttributes, check_finite, check_positive
 
 from .concepts import ConceptGrid
+from .inputs import check_pool
 from .landscape import FailureLandscape
 
 
@@ -74,6 +75,10 @@ class LastLayerFinetuner(FittedAttributes):
             raise ValueError(f"probability must lie in [0, 1], got {probability}")
         if epochs < 1 or batch_size < 1:
             raise ValueError(f"epochs and batch_size must be >= 1, got {epochs} and {batch_size}")
+        check_positive("lr", lr)
+        check_finite("momentum", momentum)
+        if not 0 <= momentum < 1:
+            raise ValueError(f"momentum must lie in [0, 1), got {momentum}")
         self.probability, self.lr, self.momentum = probability, lr, momentum
         self.epochs, self.batch_size, self.reinitialize = int(epochs), int(batch_size), reinitialize
 
@@ -81,9 +86,12 @@ class LastLayerFinetuner(FittedAttributes):
             generator: torch.Generator | None = None) -> LastLayerFinetuner:
         head = getattr(model, "head", None)
         if not isinstance(head, nn.Linear) or not hasattr(model, "features"):
-            raise TypeError("the model needs `features` and a final nn.Linear `head` (DigitClassifier has both)")
-        images = np.asarray(images, dtype=np.float32)
-        check_finite("images", images)
+            raise TypeError("restructuring fine-tunes the last layer: the model must be a torch nn.Module with a "
+                            "`features` module and a final nn.Linear `head` (DigitClassifier has both); got "
+                            f"{type(model).__name__}")
+        x, labels = check_pool(images, labels)
+        if labels.max() >= head.out_features:
+            raise ValueError(f"labels reach class {int(labels.max())} but the head has {head.out_features} outputs")
         actions = [int(a) for a in actions]
         if not actions or any(not 0 <= a < grid.num_actions for a in actions):
             raise ValueError(f"actions must be non-empty indices in [0, {grid.num_actions}), got {actions}")
@@ -97,7 +105,7 @@ class LastLayerFinetuner(FittedAttributes):
                 fresh.weight.uniform_(-bound, bound, generator=generator)
                 fresh.bias.uniform_(-bound, bound, generator=generator)
             tuned.head = fresh
-        x, y = torch.from_numpy(images), torch.as_tensor(np.asarray(labels), dtype=torch.long)
+        y = torch.from_numpy(labels)
         chosen = torch.as_tensor(actions)
         optimizer = torch.optim.SGD(tuned.head.parameters(), lr=self.lr, momentum=self.momentum)
         tuned.train()
