@@ -64,7 +64,23 @@ def test_the_report_opens_with_a_summary_per_paper_and_a_verdict_matrix(toy, tmp
     # square: 1 holds, 1 fails; broken, crash and coin never ran; both nulls of square stored: one fails, one holds
     assert "1 of 5 hold (1 fails, 3 not run)" in row and "1 of 2 fail, 1 hold" in row
     assert "(#toy-a-toy-paper)" in row and "## toy: A toy paper" in report
+    assert "| no fixture |" in row  # the toy paper has no parity fixture
     assert (tmp_path / "out" / "report" / "figures" / "verdicts.png").exists()
     assert "![verdict matrix](report/figures/verdicts.png)" in report
     page = (tmp_path / "out" / "report" / "index.html").read_text()
     assert page.index("At a glance") < page.index("Every claim") and "figures/verdicts.png" in page
+
+
+def test_parity_text_names_the_fixture_source_and_tolerance(tmp_path):
+    import json
+
+    from icml24.core.summary import parity_text
+
+    assert "vs wilrev/LowRankBanditsTwoToInfinity@" in parity_text("lowrank-bandits")  # the checkout's fixture
+    fixture = {"source": {"repository": "o/r", "commit": "a" * 40, "third_party": True},
+               "cases": [{"tolerance": 1e-6}, {"tolerance": 1e-3}]}
+    (tmp_path / "x.json").write_text(json.dumps(fixture))
+    assert parity_text("x", tmp_path) == "2 case(s) vs o/r@aaaaaaa (third-party), tolerance ≤ 0.001"
+    assert parity_text("y", tmp_path) == "no fixture"
+    (tmp_path / "z.json").write_text("{")
+    assert parity_text("z", tmp_path) == "unreadable fixture"

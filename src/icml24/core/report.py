@@ -11,7 +11,7 @@ from pathlib import Path
 
 from icml24.core.registry import Experiment, Paper, Regime
 from icml24.core.store import RunRecord, Store
-from icml24.core.summary import plot_verdict_matrix, summarize
+from icml24.core.summary import parity_text, plot_verdict_matrix, summarize
 from icml24.core.sweeps import SweepPoint, plot_sweep, sweep_points, swept_axis
 from icml24.core.verdicts import ClaimResult, aggregate, canonical_records, evaluate_paper
 
@@ -229,9 +229,10 @@ def _markdown(sections: list[PaperSection], copied: dict[Path, str], matrix: Pat
         "",
         "## At a glance",
         "",
-        "| paper | claims | nulls (should fail) | sections |",
-        "|---|---|---|---|",
-        *[f"| {sec.paper.slug} | {summary.claims_text()} | {summary.nulls_text()} | [results](#{_anchor(sec.paper)}) · "
+        "| paper | claims | nulls (should fail) | parity with the official code | sections |",
+        "|---|---|---|---|---|",
+        *[f"| {sec.paper.slug} | {summary.claims_text()} | {summary.nulls_text()} | {parity_text(sec.paper.slug)} | "
+          f"[results](#{_anchor(sec.paper)}) · "
           f"[docs]({_docs_link(sec.paper.slug)}) |" for sec in sections
           for summary in [summarize(sec.paper, sec.claims)]],
         "",
@@ -319,9 +320,9 @@ def _html(sections: list[PaperSection], copied: dict[Path, str], matrix: Path | 
         f"slot), which must fail. Stored nulls: {nulls['fails']} fail as they should, {nulls['holds']} hold (that "
         f"verdict does not tell the method from its null), {nulls['other']} error or not run.</p>",
         "<h2>At a glance</h2><table><tr><th>paper</th><th>claims</th><th>nulls (should fail)</th>"
-        "<th>sections</th></tr>",
+        "<th>parity with the official code</th><th>sections</th></tr>",
         *[f"<tr><td>{esc(sec.paper.slug)}</td><td>{esc(summary.claims_text())}</td>"
-          f"<td>{esc(summary.nulls_text())}</td>"
+          f"<td>{esc(summary.nulls_text())}</td><td>{esc(parity_text(sec.paper.slug))}</td>"
           f"<td><a href='#{esc(sec.paper.slug)}'>results</a> · <a href='{esc(_docs_link(sec.paper.slug, True))}'>docs"
           f"</a></td></tr>" for sec in sections for summary in [summarize(sec.paper, sec.claims)]],
         "</table>",

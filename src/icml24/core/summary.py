@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -9,6 +10,8 @@ from icml24.core.registry import Paper
 from icml24.core.verdicts import ClaimResult
 
 VERDICTS = ("holds", "fails", "error", "not run")
+# parity fixtures (numbers of the official code on fixed inputs) live with the tests of a source checkout
+PARITY_FOLDER = Path(__file__).resolve().parents[3] / "tests" / "parity"
 _CELL_COLORS = {"holds": "#1a7f37", "fails": "#cf222e", "error": "#d4a72c", "not run": "#d0d7de"}
 
 
@@ -35,6 +38,22 @@ class PaperSummary:
             return "not run"
         held = f", {self.nulls_holding} hold" if self.nulls_holding else ""
         return f"{self.nulls_failing} of {self.nulls_stored} fail{held}"
+
+
+def parity_text(slug: str, folder: Path | None = None) -> str:
+    """The paper's parity fixture in a few words: official repository, commit, cases and tolerances, or none."""
+    path = (folder or PARITY_FOLDER) / f"{slug}.json"
+    if not path.exists():
+        return "no fixture" if (folder or PARITY_FOLDER).exists() else "fixtures ship with the source checkout"
+    try:
+        data = json.loads(path.read_text())
+        source, cases = data["source"], data["cases"]
+        worst = max(float(c["tolerance"]) for c in cases)
+    except (ValueError, KeyError, TypeError):
+        return "unreadable fixture"
+    kind = " (third-party)" if source.get("third_party") else ""
+    return (f"{len(cases)} case(s) vs {source['repository']}@{str(source['commit'])[:7]}{kind}, "
+            f"tolerance ≤ {worst:g}")
 
 
 def summarize(paper: Paper, results: list[ClaimResult]) -> PaperSummary:
