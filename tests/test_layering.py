@@ -6,6 +6,7 @@ Floors: ``core`` (knows no field) < field packages and ``data`` (methods; never 
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,12 +18,23 @@ FIELDS = sorted(p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.p
 MAX_LINES = 500  # "one file until ~400 lines": past this a file must be split along a seam
 
 
-def _imports(path: Path) -> list[tuple[str, int]]:
-    """Absolute ``icml24`` modules a file imports: ``from a.b import c`` gives a.b and a.b.c (c may be a module)."""
+def _imports(path: Path, relative: bool = True) -> list[tuple[str, int]]:
+    """``icml24`` modules a file imports, relative imports resolved against the file's package
+    (``from ..core.context import C`` in ``graph/rp.py`` gives icml24.core.context); ``from a.b import c`` gives a.b
+    and, where ``a.b`` is a package, a.b.c (c may be a module). ``relative=False``: absolute imports only."""
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    package = parts[:-1]
     found = []
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.append((node.module, node.lineno))
+        elif isinstance(node, ast.ImportFrom) and relative:
+            base = package[:len(package) - (node.level - 1)] if node.level <= len(package) else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            if node.module:
+                found.append((module, node.lineno))
+            else:  # from . import x, y: the modules x and y of the package
+                found.extend((f"{module}.{alias.name}", node.lineno) for alias in node.names)
         elif isinstance(node, ast.Import):
             found.extend((alias.name, node.lineno) for alias in node.names)
     return [(name, line) for name, line in found if name == "icml24" or name.startswith("icml24.")]
@@ -42,18 +54,52 @@ def test_core_knows_no_field_and_no_paper():
     assert not bad, "core/ must not import field packages or papers:\n" + "\n".join(bad)
 
 
+SHARED = ("data",)  # what every field package may import besides itself (and the private helpers, icml24._*)
+
+
+def _field_violations(path: Path, field: str) -> list[str]:
+    """Imports of ``path`` (a file of ``field``) that climb to core/papers/cli or reach another field package."""
+    bad = []
+    for module, line in _imports(path):
+        top = module.split(".")[1] if module.count(".") else ""
+        if top in ("core", "papers", "cli"):
+            bad.append(f"{_where(path, line)} imports {module}: a method package may not import core, papers or cli")
+        elif top and top != field and not top.startswith("_") and top not in SHARED:
+            bad.append(f"{_where(path, line)} imports {module}: one field package may not import another "
+                       f"(move the shared piece to icml24.{SHARED[0]} or a private helper icml24._*)")
+    return bad
+
+
 @pytest.mark.parametrize("field", FIELDS)
-def test_methods_never_import_core_papers_or_cli(field):
-    bad = [f"{_where(p, n)} imports {m}" for p in _files(field) for m, n in _imports(p)
-           if m.split(".")[1:2] and m.split(".")[1] in ("core", "papers", "cli")]
-    assert not bad, f"{field}/ is a method package: it may not import core, papers or cli:\n" + "\n".join(bad)
+def test_fields_import_neither_core_nor_another_field(field):
+    bad = [v for p in _files(field) for v in _field_violations(p, field)]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("source, caught", [
+    ("from ..core.context import Context\n", "may not import core"),
+    ("from ...core import Context\n", "may not import core"),
+    ("from .. import papers\n", "may not import core, papers"),
+    ("from ..merging import TaskVector\n", "one field package may not import another"),
+    ("from icml24.sbi import Simformer\n", "one field package may not import another"),
+    ("from .._validation import check_finite\nfrom ..data import load_planetoid\nfrom .rp import X\n", None),
+])
+def test_the_layering_rule_reads_relative_imports(source, caught, tmp_path, monkeypatch):
+    """The checker itself: it resolves relative imports (a file two levels deep in graph/ climbing to core)."""
+    fake = tmp_path / "icml24"
+    (fake / "graph" / "certify").mkdir(parents=True)
+    path = fake / "graph" / "certify" / "x.py" if source.startswith("from ...") else fake / "graph" / "x.py"
+    path.write_text(source)
+    monkeypatch.setattr(sys.modules[__name__], "SRC", fake)
+    found = _field_violations(path, "graph")
+    assert (caught is None and not found) or (caught is not None and found and caught in found[0]), found
 
 
 @pytest.mark.parametrize("field", FIELDS)
 def test_one_import_style_inside_a_package(field):
     """Inside a field package its own modules are imported relatively (``from .rp import``); other packages by name."""
-    bad = [f"{_where(p, n)} imports {m}; write a relative import" for p in _files(field) for m, n in _imports(p)
-           if m.split(".")[1:2] == [field]]
+    bad = [f"{_where(p, n)} imports {m}; write a relative import" for p in _files(field)
+           for m, n in _imports(p, relative=False) if m.split(".")[1:2] == [field]]
     assert not bad, "\n".join(bad)
 
 
@@ -133,7 +179,7 @@ def test_test_files_are_named_after_a_module():
     """tests/<field>/test_<module>.py mirrors src/icml24/<field>/<module>.py (or a folder, or a paper)."""
     modules = {p.stem for p in SRC.rglob("*.py")} | {p.name for p in SRC.rglob("*") if p.is_dir()}
     modules |= {m.lstrip("_") for m in modules}
-    extra = {"layering", "readme", "every_experiment", "nulls", "docs"}  # house-rule tests
+    extra = {"layering", "readme", "every_experiment", "nulls", "docs", "fixtures"}  # house-rule tests
     orphans = []
     for path in TESTS.rglob("test_*.py"):
         name = path.stem.removeprefix("test_")
