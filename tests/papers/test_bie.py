@@ -8,37 +8,55 @@ import pytest
 from icml24.papers import bie as paper
 
 GOOD = {
-    "errors": {"sqnr_db_outlier_layers_bie_m2_b64": 18.0, "sqnr_db_outlier_layers_bfp_m3_b32": 17.3,
-               "sqnr_db_outlier_layers_mxfp4": 17.4, "sqnr_db_outlier_layers_bie_m3_b64": 23.0,
-               "sqnr_db_outlier_layers_bfp_m4_b32": 22.5},
-    "perplexity_at_matched_bits": {"a_bie_over_best_4p25": 0.97, "a_bie_over_best_5p25": 0.99,
-                                   "ppl_ratio_wa_bie_m3_b64": 1.05},
+    "errors": {"outlier_layers_sqnr_gain_4p25_db": 0.8, "outlier_layers_sqnr_gain_4p25_se": 0.2,
+               "outlier_layers_sqnr_gain_5p25_db": 0.6, "outlier_layers_sqnr_gain_5p25_se": 0.1},
+    "perplexity_at_matched_bits": {"a_bie_over_best_4p25_ci_high": 0.98, "a_bie_over_best_5p25_ci_high": 0.99,
+                                   "wa_bie_m3_over_fp32_ci_high": 1.08,
+                                   "a_searched_over_default_bie_m2_b64_ci_high": 0.97,
+                                   "a_searched_over_default_bie_m3_b64_ci_high": 0.99},
 }
 BAD = [
-    {"sqnr_db_outlier_layers_bie_m2_b64": 17.4},  # at 4.25 bits BiE only ties MXFP4 on the outlier layers
-    {"a_bie_over_best_4p25": 1.2},  # at 4.25 bits BiE loses to BFP or MXFP4
-    {"ppl_ratio_wa_bie_m3_b64": 1.4},  # W4A4-class BiE costs 40% perplexity
+    {"outlier_layers_sqnr_gain_4p25_db": 0.3},  # 4.25 b: a gain inside twice its standard error is noise
+    {"a_bie_over_best_4p25_ci_high": 1.05},  # 4.25 b: the interval reaches a tie with BFP or MXFP4
+    {"wa_bie_m3_over_fp32_ci_high": 1.2},  # the interval reaches +20% perplexity
+    {"a_searched_over_default_bie_m3_b64_ci_high": 1.08},  # issue 38: searched 1.02 (CI 0.97-1.08) of default
 ]
 
 
 def test_every_claim_can_fail(claims_can_fail):
     claims_can_fail(paper.CLAIMS, GOOD, BAD)
-    assert paper.CLAIMS[0].evaluate({**GOOD["errors"], "sqnr_db_outlier_layers_bie_m3_b64": 22.0}).status == "fails"
+    assert paper.CLAIMS[0].evaluate({**GOOD["errors"], "outlier_layers_sqnr_gain_5p25_db": -0.5}).status == "fails"
     assert paper.CLAIMS[1].evaluate({**GOOD["perplexity_at_matched_bits"],
-                                     "a_bie_over_best_5p25": 1.0}).status == "fails"  # a tie is no superiority
+                                     "a_bie_over_best_5p25_ci_high": 1.0}).status == "fails"  # a tie is no superiority
     assert paper.CLAIMS[2].evaluate({**GOOD["perplexity_at_matched_bits"],
-                                     "ppl_ratio_wa_bie_m3_b64": math.nan}).status == "error"  # NaN is no verdict
+                                     "wa_bie_m3_over_fp32_ci_high": math.nan}).status == "error"  # NaN is no verdict
+    assert paper.CLAIMS[3].evaluate({**GOOD["perplexity_at_matched_bits"],
+                                     "a_searched_over_default_bie_m2_b64_ci_high": 1.0}).status == "fails"
 
 
-def test_comparisons_take_the_best_competitor_at_the_same_bits():
-    m = {"ppl_a_bie_m2_b64": 30.0, "ppl_a_bfp_m3_b32": 40.0, "ppl_a_mxfp4": 25.0, "ppl_a_bie_m3_b64": 20.0,
-         "ppl_a_bfp_m4_b32": 22.0}
-    out = paper._comparisons(m)
-    assert out["a_bie_over_best_4p25"] == pytest.approx(30 / 25) and out["a_bie_over_best_5p25"] == pytest.approx(
-        20 / 22)
-    assert "wa_bie_over_best_4p25" not in out  # no W+A numbers, no W+A comparison
-    summary = paper.perplexity_at_matched_bits.summarize([m, {**m, "ppl_a_mxfp4": 35.0}])
-    assert summary["a_bie_over_best_4p25"] == pytest.approx(30 / 30)  # ratio of seed means, not mean of ratios
+def _windows(offset: float, n: int = 6):
+    import numpy as np
+
+    return 3.0 + offset + np.linspace(-0.5, 0.5, n)
+
+
+def test_comparisons_take_the_best_competitor_at_the_same_bits_with_paired_intervals():
+    import numpy as np
+
+    w = {("a", "bie_m2_b64"): _windows(0.1), ("a", "bfp_m3_b32"): _windows(0.3), ("a", "mxfp4"): _windows(0.0),
+         ("a", "bie_m3_b64"): _windows(-0.05), ("a", "bfp_m4_b32"): _windows(0.0), ("a0", "bie_m3_b64"): _windows(0.0)}
+    out = paper._comparisons(w)
+    assert out["a_bie_over_best_4p25"] == pytest.approx(np.exp(0.1))  # against MXFP4, the best at 4.25 b
+    assert out["a_bie_over_best_4p25_ci_low"] == pytest.approx(np.exp(0.1))  # paired: a constant shift has no spread
+    assert out["a_bie_over_best_5p25_ci_high"] == pytest.approx(np.exp(-0.05))
+    assert out["a_searched_over_default_bie_m3_b64"] == pytest.approx(np.exp(-0.05))
+    assert "wa_bie_over_best_4p25" not in out and "a_searched_over_default_bie_m2_b64" not in out  # no runs, no ratio
+    metrics = {}
+    for (mode, name), v in w.items():
+        metrics.update(paper._nll_metrics(mode, name, v))
+    assert {k: list(v) for k, v in paper._windows_of(metrics).items()} == {k: list(v) for k, v in w.items()}
+    summary = paper.perplexity_at_matched_bits.summarize([metrics, metrics])  # the seeds' windows are pooled
+    assert summary["a_bie_over_best_4p25"] == pytest.approx(np.exp(0.1))
 
 
 def test_formats_are_compared_at_matched_bits():
@@ -62,7 +80,8 @@ def test_settings_and_record():
         cfg = ppl.config(setting=setting)
         assert {"bie_m2_b64", "bfp_m3_b32", "mxfp4", "bie_m3_b64", "bfp_m4_b32"} <= set(cfg["formats"])
         assert "bie_m3_b64" in cfg["wa_formats"]
-    assert ppl.config(setting="full")["seq_len"] == 256 and ppl.config(setting="full")["sequences"] == 8
+    assert ppl.config(setting="full")["seq_len"] == 256 and ppl.config(setting="full")["sequences"] == 16
+    assert ppl.config(setting="quick")["sequences"] * ppl.config(setting="quick")["seq_len"] >= 1024  # CI windows
 
 
 def test_the_null_puts_bfp_at_the_same_bits_in_bie_slot():

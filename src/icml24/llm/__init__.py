@@ -29,7 +29,8 @@ _EXPORTS: dict[str, str] = {
     "collect_linear_inputs": ".quantize", "exponent_bimodality": ".quantize", "flushed_share": ".quantize",
     "kurtosis": ".quantize", "layer_output_mse": ".quantize", "linear_layers": ".quantize",
     "minimize_threshold": ".quantize", "outlier_share": ".quantize", "perplexity": ".quantize",
-    "search_layer": ".quantize", "sqnr_db": ".quantize",
+    "search_layer": ".quantize", "sqnr_db": ".quantize", "block_outlier_share": ".quantize",
+    "perplexity_ratio_ci": ".quantize", "window_nll": ".quantize",
     # Evolving Subnetwork Training (est/)
     "GPT": ".est",
     "EvolvingSubnetworkSchedule": ".est",

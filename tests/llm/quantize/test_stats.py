@@ -47,3 +47,35 @@ def test_perplexity_of_a_uniform_model_is_the_vocabulary_size():
             return type("Out", (), {"logits": torch.zeros(*ids.shape, 50)})()
 
     assert abs(perplexity(Uniform(), torch.zeros(2, 8, dtype=torch.long)) - 50) < 1e-3
+
+
+def test_block_outlier_share_sees_blocks_with_two_scales():
+    import pytest
+
+    from icml24.llm.quantize import block_outlier_share
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(64, 64, generator=g)
+    assert block_outlier_share(x, 64, 16.0) == 0.0  # Gaussian blocks: max/median about 3.5
+    x[::4, 0] = 1000.0
+    assert block_outlier_share(x, 64, 16.0) == 0.25 and block_outlier_share(x, 32, 16.0) == 0.125
+    with pytest.raises(ValueError, match="multiple of block_size"):
+        block_outlier_share(x, 48)
+
+
+def test_perplexity_ratio_interval_is_paired_and_takes_the_best_competitor():
+    import numpy as np
+    import pytest
+
+    from icml24.llm.quantize import perplexity_ratio_ci
+
+    rng = np.random.default_rng(0)
+    base = rng.normal(3.0, 0.5, 40)  # windows differ a lot; the method is 0.05 nats better on every one
+    ratio, low, high = perplexity_ratio_ci(base - 0.05, [base, base + 1.0])
+    assert ratio == pytest.approx(math.exp(-0.05)) and low == pytest.approx(high) == pytest.approx(ratio)
+    ratio, low, high = perplexity_ratio_ci(base + rng.normal(0, 0.2, 40), [base])  # noise: the interval covers 1
+    assert low < 1 < high and low < ratio < high
+    with pytest.raises(ValueError, match="same >= 2 windows"):
+        perplexity_ratio_ci(base, [base[:-1]])
+    with pytest.raises(ValueError, match="NaN"):
+        perplexity_ratio_ci(base * np.nan, [base])
