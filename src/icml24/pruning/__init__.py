@@ -6,6 +6,7 @@ from icml24._lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "cubist_spiral": ".spiral",
     "spiral_vertices": ".spiral",
+    "spiral_validation": ".spiral",
     "BatchedMaskedMLP": ".masked_mlp",
     "train_batched": ".masked_mlp",
     "lr_at": ".masked_mlp",

@@ -53,3 +53,27 @@ def cubist_spiral(num_points: int = 50_000, seed: int | None = None) -> tuple[to
         order = torch.randperm(len(x), generator=torch.Generator().manual_seed(int(seed)))
         x, y = x[order], y[order]
     return x, y
+
+
+def spiral_validation(num_points: int = 50_000, num_validation: int = 2_000,
+                      generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Validation points for choosing training settings: ``num_validation`` points at uniformly random positions
+    along the same two arms (almost surely none of the training grid's), in the coordinates of
+    ``cubist_spiral(num_points)`` (its mean and standard deviation), half per class. Not part of the paper, which
+    has no split; a setting chosen here is never chosen on the points its accuracy is reported on."""
+    if num_points < 64 or num_validation < 2:
+        raise ValueError(f"num_points must be >= 64 and num_validation >= 2, got {num_points}, {num_validation}")
+    arm_0, arm_1 = spiral_vertices()
+    x0, x1 = _points_along(arm_0, num_points), _points_along(arm_1, num_points)
+    train = np.concatenate([x0, x1])
+    mean, std = train.mean(0), train.std(0, ddof=1)
+    picks = []
+    for arm in (arm_0, arm_1):
+        lengths = np.linalg.norm(np.diff(arm, axis=0), axis=1)
+        u = torch.rand(num_validation // 2, generator=generator, dtype=torch.float64).numpy() * lengths.sum()
+        seg = np.minimum(np.searchsorted(np.cumsum(lengths), u, side="right"), len(lengths) - 1)
+        t = ((u - np.concatenate([[0.0], np.cumsum(lengths)])[seg]) / lengths[seg])[:, None]
+        picks.append(arm[seg] + t * (arm[seg + 1] - arm[seg]))  # a uniform point along the arm
+    x = torch.from_numpy((np.concatenate(picks) - mean) / std).float()
+    y = torch.cat([torch.zeros(len(picks[0])), torch.ones(len(picks[1]))]).unsqueeze(1)
+    return x, y
