@@ -85,3 +85,24 @@ def test_bad_inputs_say_the_fix(tiny):
         Subnetwork((2, 1), (None,) * 3, (None,) * 3).validate(config)
     with pytest.raises(ValueError, match="index tensor"):
         Subnetwork((0,), (torch.tensor([4]), None, None), (None,) * 3).validate(config)
+
+
+def test_forward_validates_the_subnetwork_at_the_public_boundary(tiny):
+    config, model, x, y = tiny
+    full = (None,) * 3
+    bad = {
+        "ascending": Subnetwork((2, 0), full, full),  # unsorted layers ran silently before issue 39
+        "empty": Subnetwork((), full, full),
+        "repeats": Subnetwork((0, 1), (torch.tensor([1, 1]), None, None), full),  # a head counted twice
+        "repeats an index": Subnetwork((0,), full, (None, torch.tensor([0, 5, 5]), None)),
+        "in \\[0, 3\\)": Subnetwork((0, 3), full, full),
+        "integer": Subnetwork((0,), (torch.tensor([0.0]), None, None), full),
+    }
+    for message, sub in bad.items():
+        for mode in ("slice", "mask"):
+            with pytest.raises(ValueError, match=message):
+                model(x, y, subnetwork=sub, mode=mode)
+    with pytest.raises(ValueError, match="Subnetwork or None"):
+        model(x, y, subnetwork=(0, 1))
+    ok = Subnetwork((0, 2), (torch.tensor([3, 0]), None, None), full)  # heads in any order are fine
+    assert torch.isfinite(model(x, y, subnetwork=ok)[1])

@@ -72,16 +72,25 @@ class Subnetwork:
         if len(self.heads) != config.n_layer or len(self.mlp) != config.n_layer:
             raise ValueError(f"heads and mlp need one entry per layer ({config.n_layer}); got "
                              f"{len(self.heads)} and {len(self.mlp)}")
-        if not self.layers or list(self.layers) != sorted(set(self.layers)):
-            raise ValueError(f"layers must be a non-empty ascending list of distinct indices, got {self.layers}")
+        if not self.layers:
+            raise ValueError("layers is empty: a subnetwork needs at least one active layer (the paper keeps the "
+                             "first and last blocks)")
+        if any(isinstance(i, bool) or not isinstance(i, int) for i in self.layers):
+            raise ValueError(f"layers must be ints, got {self.layers}")
+        if list(self.layers) != sorted(set(self.layers)):
+            raise ValueError(f"layers must be ascending and distinct (sort them, drop repeats), got {self.layers}")
         if self.layers[0] < 0 or self.layers[-1] >= config.n_layer:
             raise ValueError(f"layer indices must lie in [0, {config.n_layer}), got {self.layers}")
         for what, entries, size in (("heads", self.heads, config.n_head), ("mlp", self.mlp, config.n_mlp)):
             for layer, idx in enumerate(entries):
                 if idx is None:
                     continue
-                if idx.ndim != 1 or idx.numel() == 0 or int(idx.min()) < 0 or int(idx.max()) >= size:
+                if not torch.is_tensor(idx) or idx.dtype not in (torch.int64, torch.int32) or idx.ndim != 1:
+                    raise ValueError(f"{what}[{layer}] must be a 1-d integer (long) index tensor or None")
+                if idx.numel() == 0 or int(idx.min()) < 0 or int(idx.max()) >= size:
                     raise ValueError(f"{what}[{layer}] must be a non-empty 1-d index tensor into [0, {size})")
+                if int(idx.unique().numel()) != int(idx.numel()):  # a repeat would count twice in output and FLOPs
+                    raise ValueError(f"{what}[{layer}] repeats an index ({idx.tolist()}); each may appear once")
         return self
 
     def num_heads(self, layer: int, config: GPTConfig) -> int:
@@ -191,6 +200,10 @@ class GPT(nn.Module):
             raise ValueError(f"mode must be 'slice' or 'mask', got {mode!r}")
         if idx.ndim != 2 or idx.shape[1] > self.config.block_size:
             raise ValueError(f"idx must be (batch, length <= {self.config.block_size}), got {tuple(idx.shape)}")
+        if subnetwork is not None:
+            if not isinstance(subnetwork, Subnetwork):
+                raise ValueError(f"subnetwork must be a Subnetwork or None, got {type(subnetwork).__name__}")
+            subnetwork.validate(self.config)  # unsorted/empty layers, repeated heads or units: a clear error
         pos = torch.arange(idx.shape[1], device=idx.device)
         x = self.wte(idx) + self.wpe(pos)
         if subnetwork is None:
