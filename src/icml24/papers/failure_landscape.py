@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml24.core import Claim, Null, Paper, experiment
+from icml24.core import Claim, Null, Paper, Regime, experiment
 from icml24.data import digits
 from icml24.rl import (
     BayesianOptimization,
@@ -49,12 +49,17 @@ PAPER = Paper(
         "The model under test is a small MLP on 8x8 scikit-learn digits, not AlexNet/ResNet/EfficientNet on "
         "ImageNet-mini; MNIST-1D is not used (rotation and blur of 1-D signals are not the paper's concepts).",
         "Blur replaces saturation (grey images have none), and rotation spans +-15 degrees on the 'mild' grid.",
-        "The DQN learns for a few thousand queries, not 50k, with learning rate 1e-3 and one update per step "
-        "(SB3 defaults 1e-4 and 4) so that so few queries still train it; the paper's epsilon schedule is kept.",
+        "Our DQN (the dqn_* metrics) is our choice: learning rate 1e-3, one update per step, learning_starts 100, "
+        "for a few thousand queries at quick; the paper's epsilon schedule (1.0 -> 0.6) and buffer (10k) are kept.",
+        "The official agents ran under stable-baselines3 2.2.1, whose default learning_starts is 50,000: with 50k "
+        "steps they made no gradient update (saved agents record _n_updates = 0); the official_dqn_* metrics run "
+        "that configuration as it really runs (lr 1e-4, train_freq 4, learning_starts 50,000) on our environment.",
         "Every DQN training step counts as a query: the explorer and the baselines get the same total budget.",
         "The official explorer script cannot run offline (it downloads AlexNet weights and reads ImageNet-mini at "
-        "import); its exact DQN configuration (SB3 defaults) is run on our environment instead.",
-        "Baselines adapt the action (the official epsilon-greedy and threshold adapt which image class is drawn).",
+        "import); its DQN configuration is run on our environment and its reward is checked in the parity fixture.",
+        "Our epsilon-greedy, threshold and Bayesian optimization adapt the action (the official epsilon-greedy and "
+        "threshold draw actions uniformly and adapt which image class is drawn; the official BO maximizes the top "
+        "logit over continuous levels): stronger baselines for 'which concepts make the model fail'.",
         "The oracle plays the human: of the landscape's top-10 actions it picks the one with the highest true rate.",
         "Generation (Stable Diffusion) and summarization (T5/BART) experiments are not reproduced (no weights).",
     ],
@@ -69,14 +74,23 @@ NO_RESTRUCTURING = Null("no restructuring: the same model, its landscape re-expl
                         "seed", {"restructuring": "none"})
 
 
-def _setup(ctx, levels: str, train_fraction: float = 0.78):
+def _model_under_test(ctx, nut: str, x_train, y_train):
+    """The NUT: our MLP ("mlp") or a user-style scikit-learn logistic regression ("logistic", issue 41)."""
+    if nut == "mlp":
+        return train_classifier(x_train, y_train, generator=ctx.torch_generator("nut"))
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(max_iter=1000).fit(x_train.reshape(len(x_train), -1), y_train)
+
+
+def _setup(ctx, levels: str, train_fraction: float = 0.78, nut: str = "mlp"):
     """Split digits, train the NUT, compute the exhaustive ground truth on the test images."""
     x, y, shape = digits()
     x = x.reshape(-1, *shape)
     order = ctx.rng("split").permutation(len(x))
     cut = int(train_fraction * len(x))
     train, test = order[:cut], order[cut:]
-    model = train_classifier(x[train], y[train], generator=ctx.torch_generator("nut"))
+    model = _model_under_test(ctx, nut, x[train], y[train])
     grid = digit_concepts(levels)
     truth = exhaustive_failure_rates(model, x[test], y[test], grid)
     return (x[train], y[train], x[test], y[test]), model, grid, truth
@@ -109,25 +123,32 @@ def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
         raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
 
 
-@experiment(PAPER, quick={"budget": 3000, "rollout": 1000, "seeds": 3},
+@experiment(PAPER, quick={"budget": 3000, "rollout": 1000, "seeds": 5},
             full={"budget": 55000, "rollout": 5000, "seeds": 5},
             smoke={"budget": 300, "rollout": 100, "seeds": 1}, threads=1, null=RANDOM_EXPLORER)
 def explore(ctx, budget: int = 3000, rollout: int = 1000, levels: str = "mild", top_k: int = 10,
-            explorer: str = "dqn") -> dict[str, float]:
+            explorer: str = "dqn", nut: str = "mlp") -> dict[str, float]:
     """Failures per query of the DQN and the baselines at the same budget, and precision@10 of each landscape
     against the exhaustive ground truth. The DQN's landscape is its roll-out (the paper's 5000 episodes); a
-    baseline's is all its queries.
+    baseline's is all its queries. ``dqn_minus_<baseline>`` is the paired (same seed, same model) difference in
+    failures per query, judged over seeds with its standard error.
 
-    Measured (quick, 3 seeds, mild grid): see the notes; the regime (global failure rate ~0.15-0.2, top-10 rate
-    ~0.5) is in the metrics.
+    Two DQN configurations spend the same budget: ours (``dqn_*``) and the official one as it really runs under
+    stable-baselines3 2.2.1 (``official_dqn_*``; learning_starts 50,000, so ``official_dqn_updates`` is 0 at any
+    budget up to the paper's 50k training steps).
+
+    Measured (quick, 5 seeds, mild grid): see the notes; the regime (global failure rate ~0.15) is in the metrics.
+    With epsilon held at 0.6 the DQN's failures per query are capped near 0.6 * global + 0.4 * max rate (~0.29).
 
     ``explorer`` fills the explorer's slot: "dqn" (the method) or the null "random" (random search, for both DQN
-    configurations, at the same budget); the keys stay ``dqn_*`` and ``official_dqn_*``.
+    configurations, at the same budget); the keys stay ``dqn_*`` and ``official_dqn_*``. ``nut`` = "logistic"
+    puts a scikit-learn logistic regression in the model's slot (through predict_proba).
     """
     import matplotlib.pyplot as plt
 
     _check_choice("explorer", explorer, ("dqn", "random"))
-    (_, _, x_test, y_test), model, grid, truth = _setup(ctx, levels)
+    _check_choice("nut", nut, ("mlp", "logistic"))
+    (x_train, y_train, x_test, y_test), model, grid, truth = _setup(ctx, levels, nut=nut)
     env = FailureEnv(model, x_test, y_test, grid, precompute=True)
     metrics = _regime(truth)
     if explorer == "dqn":
@@ -141,23 +162,29 @@ def explore(ctx, budget: int = 3000, rollout: int = 1000, levels: str = "mild", 
                     "dqn_precision_at_10": landscape.precision_at_k(truth.rates, top_k),
                     "dqn_distinct_failure_actions": float(total.distinct_failure_actions),
                     "dqn_uncertain_actions": float(landscape.uncertain_.sum())})
-    # the official explorer's exact configuration (SB3 defaults: lr 1e-4, one update per 4 steps), same budget
+    # the official configuration as it really runs (sb3 2.2.1: learning_starts 50,000), same budget
     if explorer == "dqn":
-        official = DQNExplorer(total_timesteps=budget - rollout, learning_rate=1e-4, train_freq=4,
-                               seed=ctx.child_seed("dqn", "official")).fit(env)
+        official = DQNExplorer.official(total_timesteps=budget - rollout, seed=ctx.child_seed("dqn", "official"))
+        official.fit(env)
         official_mapped = official.rollout(env, rollout, seed=ctx.child_seed("rollout", "official"))
-        official_total = official.training_ + official_mapped
+        official_total, updates = official.training_ + official_mapped, official.n_updates_
     else:
         official_mapped, _, official_total = _explore_random(ctx, env, budget, rollout, "official")
+        updates = 0
     metrics["official_dqn_failures_per_query"] = official_total.failures_per_query
     metrics["official_dqn_precision_at_10"] = FailureLandscape(grid).fit(official_mapped).precision_at_k(
         truth.rates, top_k)
+    metrics["official_dqn_updates"] = float(updates)
     for name, cls in BASELINES.items():
         result = cls().explore(env, budget, seed=ctx.child_seed(name))
         metrics[f"{name}_failures_per_query"] = result.failures_per_query
         metrics[f"{name}_precision_at_10"] = FailureLandscape(grid).fit(result).precision_at_k(truth.rates, top_k)
         metrics[f"{name}_distinct_failure_actions"] = float(result.distinct_failure_actions)
+        metrics[f"dqn_minus_{name}"] = metrics["dqn_failures_per_query"] - metrics[f"{name}_failures_per_query"]
+        metrics[f"dqn_minus_{name}_se"] = _binomial_se(total, result)
     metrics["dqn_over_random"] = metrics["dqn_failures_per_query"] / max(metrics["random_failures_per_query"], 1e-9)
+    metrics["official_dqn_over_random"] = metrics["official_dqn_failures_per_query"] / max(
+        metrics["random_failures_per_query"], 1e-9)
     best = max(BASELINES, key=lambda n: metrics[f"{n}_failures_per_query"])
     metrics["dqn_over_best_baseline"] = metrics["dqn_failures_per_query"] / max(
         metrics[f"{best}_failures_per_query"], 1e-9)
@@ -174,12 +201,29 @@ def explore(ctx, budget: int = 3000, rollout: int = 1000, levels: str = "mild", 
     return metrics
 
 
+def _binomial_se(a: ExplorationResult, b: ExplorationResult) -> float:
+    """Standard error of a difference of two failure fractions from their queries (one seed's noise)."""
+    pa, pb = a.failures_per_query, b.failures_per_query
+    return float(np.sqrt(pa * (1 - pa) / max(a.num_queries, 1) + pb * (1 - pb) / max(b.num_queries, 1)))
+
+
 @explore.summarizer
 def _explore_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
-    return {"dqn_over_random_min": float(min(m["dqn_over_random"] for m in per_seed))}
+    out = {"dqn_over_random_min": float(min(m["dqn_over_random"] for m in per_seed))}
+    for name in BASELINES:  # paired difference over seeds: mean - 2 standard errors (the margin outside the noise)
+        out[f"dqn_minus_{name}_lower"] = _lower_bound([m[f"dqn_minus_{name}"] for m in per_seed],
+                                                      per_seed[0][f"dqn_minus_{name}_se"])
+    return out
 
 
-@experiment(PAPER, quick={"budget": 2500, "rollout": 800, "epochs": 20, "seeds": 3},
+def _lower_bound(values: list[float], single_se: float = 0.0) -> float:
+    """Mean minus two standard errors over seeds; with one seed (smoke) its own ``single_se`` stands in."""
+    values = np.asarray(values, dtype=float)
+    se = values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else single_se
+    return float(values.mean() - 2 * se)
+
+
+@experiment(PAPER, quick={"budget": 2500, "rollout": 800, "epochs": 20, "seeds": 5},
             full={"budget": 55000, "rollout": 5000, "epochs": 20, "seeds": 5},
             smoke={"budget": 300, "rollout": 100, "epochs": 2, "seeds": 1}, threads=1, null=NO_RESTRUCTURING)
 def restructure(ctx, budget: int = 2500, rollout: int = 800, epochs: int = 20, levels: str = "mild",
@@ -232,6 +276,10 @@ def restructure(ctx, budget: int = 2500, rollout: int = 800, epochs: int = 20, l
     metrics["clean_accuracy_change_points"] = 100 * (metrics["clean_accuracy_after"] - metrics["clean_accuracy_before"])
     metrics["landscape_w1_over_seed_to_seed"] = metrics["landscape_w1"] / max(metrics["landscape_w1_seed_to_seed"],
                                                                               1e-12)
+    metrics["landscape_w1_minus_seed_to_seed"] = metrics["landscape_w1"] - metrics["landscape_w1_seed_to_seed"]
+    metrics["mode_share_drop"] = metrics["mode_found_share_before"] - metrics["mode_found_share_after"]
+    metrics["mode_share_seed_to_seed"] = abs(metrics["mode_found_share_before"] - float(
+        repeat.failure_counts_[mode] / max(repeat.failure_counts_.sum(), 1)))
     # ablation (ours): fine-tune the trained head instead of a fresh one, same data and schedule
     warm_rate = float(exhaustive_failure_rates(warm_model, x_test, y_test, grid).rates[mode])
     metrics["warm_head_mode_relative_drop"] = (rate_before - warm_rate) / max(rate_before, 1e-9)
@@ -240,25 +288,68 @@ def restructure(ctx, budget: int = 2500, rollout: int = 800, epochs: int = 20, l
     return metrics
 
 
+@restructure.summarizer
+def _restructure_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
+    return {"mode_relative_drop_lower": _lower_bound([m["mode_relative_drop"] for m in per_seed]),
+            "clean_accuracy_change_lower": _lower_bound([m["clean_accuracy_change_points"] for m in per_seed]),
+            "landscape_w1_minus_seed_to_seed_lower": _lower_bound([m["landscape_w1_minus_seed_to_seed"]
+                                                                   for m in per_seed])}
+
+
+def _beats(baseline: str):
+    return lambda m: m[f"dqn_minus_{baseline}_lower"] > 0
+
+
 CLAIMS = [
     Claim(
-        "At an equal query budget the DQN explorer finds >= 1.5x the failures per query of random search, and its "
-        "top-10 actions match the exhaustive ground truth's top-10 with precision >= 0.7",
+        "At an equal query budget the DQN explorer finds >= 1.5x the failures per query of random search (the "
+        "paired difference over seeds more than 2 standard errors above 0), and its top-10 actions match the "
+        "exhaustive ground truth's top-10 with precision >= 0.7",
         experiment=explore,
-        check=lambda m: m["dqn_over_random"] >= 1.5 and m["dqn_precision_at_10"] >= 0.7,
-        paper="Sec. 4 / Fig. 3: the RL agent finds more failures than random search, epsilon-greedy and threshold "
-              "baselines and maps the landscape (issue 18 targets 1.5x and precision 0.7)",
+        check=lambda m: (m["dqn_over_random"] >= 1.5 and m["dqn_minus_random_lower"] > 0
+                         and m["dqn_precision_at_10"] >= 0.7),
+        paper="Sec. 4 / Fig. 3: the RL agent finds more failures than random search and maps the landscape "
+              "(issue 18 targets 1.5x and precision 0.7)",
     ),
+    *[Claim(
+        f"At an equal query budget the DQN explorer finds more failures per query than {label} (the paired "
+        "difference over seeds more than 2 standard errors above 0)",
+        experiment=explore, check=_beats(name),
+        paper=f"Sec. 4 / Fig. 3 and Baselines/: the RL agent finds more failures than {label}",
+    ) for name, label in (("epsilon_greedy", "adaptive epsilon-greedy (epsilon 0.1)"),
+                          ("threshold", "the threshold explorer (5 correct predictions)"),
+                          ("bayes_opt", "Bayesian optimization (GP-UCB over the grid)"))],
     Claim(
-        "After restructuring, the chosen failure mode's failure rate drops >= 50% (relative), clean accuracy "
-        "changes by at most 2 points, and the landscape shifts by more than the explorer's seed-to-seed shift (W1 "
-        "between failure distributions, against a re-exploration of the unchanged model with another DQN seed)",
+        "After restructuring, the chosen failure mode's exhaustive failure rate drops >= 50% (relative, mean over "
+        "seeds, and more than 2 standard errors above 0), clean accuracy falls by at most 2 points (mean - 2 "
+        "standard errors), and the explored landscape shifts by more than the noise floor (W1 between failure "
+        "distributions before and after, minus W1 between two explorers on the unchanged model: more than 2 "
+        "standard errors above 0)",
         experiment=restructure,
-        check=lambda m: (m["mode_relative_drop"] >= 0.5 and abs(m["clean_accuracy_change_points"]) <= 2.0
-                         and m["landscape_w1"] > m["landscape_w1_seed_to_seed"]),
+        check=lambda m: (m["mode_relative_drop"] >= 0.5 and m["mode_relative_drop_lower"] > 0
+                         and m["clean_accuracy_change_lower"] >= -2.0
+                         and m["landscape_w1_minus_seed_to_seed_lower"] > 0),
         paper="Sec. 5: after fine-tuning with human feedback the failure mode fades and the landscape shifts "
               "(Wasserstein distance)",
     ),
 ]
 
-__all__ = ["PAPER", "CLAIMS", "explore", "restructure"]
+REGIMES = [
+    Regime("The landscape the explorers face: exhaustive failure rate of a random (image, action) query, of the "
+           "true top-10 actions and of the worst action; clean accuracy of the model under test",
+           experiment=explore, metrics=["global_failure_rate", "top10_true_failure_rate", "max_true_failure_rate",
+                                        "clean_accuracy"],
+           paper="ImageNet-mini with AlexNet/ResNet/EfficientNet: not stated"),
+    Regime("The official configuration as it really runs (stable-baselines3 2.2.1 defaults, learning_starts "
+           "50,000): gradient updates made, failures per query against random search's, precision@10",
+           experiment=explore, metrics=["official_dqn_updates", "official_dqn_over_random",
+                                        "official_dqn_precision_at_10"],
+           paper="the saved official agents record _n_updates = 0"),
+    Regime("The shift's noise floor: W1 between two DQN explorers' failure distributions on the unchanged model, "
+           "beside the restructured shift, and the explorer's share of failures at the chosen mode",
+           experiment=restructure, metrics=["landscape_w1_seed_to_seed", "landscape_w1", "mode_found_share_before",
+                                            "mode_found_share_after", "mode_share_seed_to_seed"],
+           paper="Sec. 5 reports the Wasserstein distance between landscapes"),
+]
+
+__all__ = ["PAPER", "CLAIMS", "REGIMES", "explore", "restructure"]
