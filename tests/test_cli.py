@@ -32,7 +32,7 @@ def _err_line(capsys) -> str:
     (["run", "toy:square", "--set", "bogus=1"], "takes no parameter 'bogus'"),
     (["run", "toy:square", "--set", "novalue"], "key=value"),
     (["run", "toy:square", "--seeds", "x-y"], "--seeds"),
-    (["run", "toy:square", "--backend", "spark"], "unknown backend"),
+    (["run", "toy:square", "--backend", "spark"], "is not one of"),
     (["sweep", "toy"], "sweep takes one experiment"),
     (["show", "nosuch"], "no paper"),
     (["run", "--no-such-flag", "toy"], "No such option"),
@@ -272,3 +272,13 @@ def test_a_run_and_its_report_write_only_into_the_store_output_and_user_cache(tm
     assert not stray, stray
     after = {p for p in package.rglob("*") if "__pycache__" not in p.parts}
     assert after == before, sorted(after - before)
+
+
+def test_version_and_uncut_command_summaries(capsys):
+    from icml24 import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"icml24 {__version__}"
+    assert main(["--help"]) == 0
+    listing = capsys.readouterr().out
+    assert "..." not in listing and "--version" in listing  # click cuts long summaries with '...'

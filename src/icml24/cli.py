@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from enum import Enum
 from pathlib import Path
 
 import click
@@ -37,7 +38,8 @@ MAX_RUNS = 10_000  # a larger plan needs --yes (a typo such as --seeds 0-1000000
 StoreOpt = typer.Option(DEFAULT_STORE, "--store", help="SQLite results file.")
 JsonOpt = typer.Option(None, "--json", help="Write a machine-readable summary (list of claim verdicts) here.")
 JobsOpt = typer.Option(1, "--jobs", "-j", help="Experiments run at once (process pool or Ray CPUs).")
-BackendOpt = typer.Option("local", "--backend", help=f"Where to run: {', '.join(BACKENDS)}.")
+Backend = Enum("Backend", {name: name for name in BACKENDS}, type=str)  # --backend is a choice: typer checks it
+BackendOpt = typer.Option("local", "--backend", help="Where to run.")
 AddressOpt = typer.Option(None, "--address", help="Ray cluster address (default: start Ray on this machine).")
 ForceOpt = typer.Option(False, "--force", help="Run again even what the store already holds.")
 FullOpt = typer.Option(False, "--full", help="Paper-scale settings instead of the quick ones.")
@@ -136,8 +138,7 @@ def _write_json(path: Path | None, results: list[ClaimResult], extra: list[dict]
 def _execute(experiments: list[Experiment], seeds: list[int] | None, full: bool, grid_for, store_path: Path,
              backend: str, jobs: int, address: str | None, force: bool, yes: bool = False,
              dry_run: bool = False) -> tuple[Store | None, list]:
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    backend = getattr(backend, "value", backend)  # the Backend choice, or a plain name from a caller
     if jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {jobs}")
     count = sum(len(seeds if seeds is not None else exp.default_seeds(setting=exp.setting(full)))
@@ -217,7 +218,21 @@ def _finish(db: Store) -> None:
                          f"{first.experiment} seed={first.seed}: {why}")
 
 
-@app.command("list")
+def _print_version(value: bool) -> None:
+    if value:
+        from icml24 import __version__
+
+        console.print(f"icml24 {__version__}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                          help="Print the version and exit.")) -> None:
+    """Reproduce ICML 2024 papers: run experiments, check claims, write the report."""
+
+
+@app.command("list", short_help="Papers, experiments, claims and their last verdicts.")
 def list_papers(store: Path = StoreOpt) -> None:
     """Papers, experiments, claims and the last verdict from the store."""
     found = papers()
@@ -241,7 +256,7 @@ def list_papers(store: Path = StoreOpt) -> None:
         err_console.print(f"[yellow]warning:[/] {module} failed to import: {why}", highlight=False)
 
 
-@app.command()
+@app.command(short_help="One paper: authors, code, deviations, claims, nulls.")
 def show(slug: str) -> None:
     """The paper record: authors, code, deviations, experiments and claims."""
     paper = registry.get_paper(slug)  # imports only the paper named: a typo is answered from file names
@@ -271,14 +286,14 @@ def show(slug: str) -> None:
             console.print(escape(f"  - {m.text}  ({', '.join(m.metrics)} of {m.experiment.name})"), highlight=False)
 
 
-@app.command()
+@app.command(short_help="Run one paper (or experiment) and check its claims.")
 def run(target: str = typer.Argument(..., help="SLUG or SLUG:EXPERIMENT"),
         full: bool = FullOpt,
         seed: int | None = typer.Option(None, "--seed", help="One seed (default: the setting's declared seeds)."),
         seeds: str | None = typer.Option(None, "--seeds", help="Seed list, e.g. 0-4 or 0,2,5 (default: the "
                                          "setting's declared seeds, 0..n-1)."),
         set_: list[str] = typer.Option([], "--set", help="Override a parameter: --set key=value (repeatable)."),
-        store: Path = StoreOpt, jobs: int = JobsOpt, backend: str = BackendOpt, address: str | None = AddressOpt,
+        store: Path = StoreOpt, jobs: int = JobsOpt, backend: Backend = BackendOpt, address: str | None = AddressOpt,
         force: bool = ForceOpt, json_out: Path | None = JsonOpt, yes: bool = YesOpt, dry_run: bool = DryRunOpt,
         null: bool = NullOpt) -> None:
     """Run one paper's experiments (or one experiment) and check its claims (with --null: against their nulls)."""
@@ -312,12 +327,12 @@ def run(target: str = typer.Argument(..., help="SLUG or SLUG:EXPERIMENT"),
     _finish(db)
 
 
-@app.command()
+@app.command(short_help="Every paper at quick (or --full), nulls, then the report.")
 def reproduce(full: bool = FullOpt,
               only: str | None = typer.Option(None, "--only", help="Comma-separated paper slugs."),
               seeds: str | None = typer.Option(None, "--seeds", help="Seeds of every experiment, e.g. 0-2 "
                                                "(default: each setting's declared seeds)."),
-              store: Path = StoreOpt, jobs: int = JobsOpt, backend: str = BackendOpt,
+              store: Path = StoreOpt, jobs: int = JobsOpt, backend: Backend = BackendOpt,
               address: str | None = AddressOpt, force: bool = ForceOpt, json_out: Path | None = JsonOpt,
               out: Path | None = typer.Option(None, "--out", help="Report folder (default: beside the store)."),
               yes: bool = YesOpt, dry_run: bool = DryRunOpt,
@@ -350,7 +365,7 @@ def reproduce(full: bool = FullOpt,
     _finish(db)
 
 
-@app.command()
+@app.command(short_help="Write REPORT.md and report/index.html from the store.")
 def report(store: Path = StoreOpt,
            out: Path | None = typer.Option(None, "--out", help="Folder for REPORT.md and report/index.html.")
            ) -> None:
@@ -369,13 +384,13 @@ def _report(found: dict[str, Paper], db: Store, out: Path) -> None:
     console.print(f"report: {md} and {page}")
 
 
-@app.command()
+@app.command(short_help="A grid of settings x seeds on a process pool or Ray.")
 def sweep(target: str = typer.Argument(..., help="SLUG:EXPERIMENT"),
           seeds: str | None = typer.Option(None, "--seeds", help="Seed list, e.g. 0-99 (default: the setting's "
                                            "declared seeds)."),
           set_: list[str] = typer.Option([], "--set", help="Grid axis: --set key=a,b,c (repeatable; for a list "
                                          "parameter, grid points are separated by ';')."),
-          full: bool = FullOpt, store: Path = StoreOpt, jobs: int = JobsOpt, backend: str = BackendOpt,
+          full: bool = FullOpt, store: Path = StoreOpt, jobs: int = JobsOpt, backend: Backend = BackendOpt,
           address: str | None = AddressOpt, force: bool = ForceOpt, json_out: Path | None = JsonOpt,
           yes: bool = YesOpt, dry_run: bool = DryRunOpt) -> None:
     """A grid of settings x seeds, resumable, on a process pool or a Ray cluster."""
