@@ -42,17 +42,33 @@ def test_ges_recovers_a_linear_gaussian_chain_cpdag_with_a_learned_kernel_score(
 def test_ges_with_bic_scores_random_graphs_at_least_as_well_as_the_truth(seed):
     rng = np.random.default_rng(seed)
     dag = np.triu((rng.random((5, 5)) < 0.4).astype(int), k=1)
-    search = GES(GaussianBIC().fit(_linear(dag, 3000, seed))).fit()
+    search = GES(GaussianBIC().fit(_linear(dag, 3000, seed)), max_parents=None).fit()  # the search, uncapped
     assert search.score_ <= search.score.score_graph(dag) + 1e-6
     assert skeleton_f1(dag, search.cpdag_) >= 0.8  # seed 0 drops one near-unfaithful edge, with a better score
 
 
-def test_collider_is_oriented_and_max_parents_is_respected():
+def test_collider_is_oriented_and_max_parents_is_the_official_maxp_rule():
     collider = np.array([[0, 0, 1], [0, 0, 1], [0, 0, 0]])
     data = _linear(collider, 2000, 1)
     assert (GES(GaussianBIC().fit(data)).fit().cpdag_ == collider).all()
+    # three parents into node 3: an insert into Y is considered while Y has <= max_parents directed parents
+    star = np.zeros((4, 4), dtype=int)
+    star[:3, 3] = 1
+    data = _linear(star, 3000, 2)
+    assert GES(GaussianBIC().fit(data), max_parents=None).fit().dag_[:, 3].sum() == 3
     capped = GES(GaussianBIC().fit(data), max_parents=1).fit()
-    assert capped.dag_.sum(axis=0).max() <= 1
+    assert capped.max_parents_ == 1 and capped.dag_[:, 3].sum() == 2  # max_parents + 1, as causal-learn's maxP
+    half = GES(GaussianBIC().fit(data)).fit()  # default: the official maxP = int(d / 2) = 2, not binding here
+    assert half.max_parents_ == 2 and half.dag_[:, 3].sum() == 3
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"max_parents": -1}, "max_parents"), ({"max_parents": 1.5}, "max_parents"), ({"max_parents": True}, "max_parents"),
+    ({"max_parents": "all"}, "max_parents"), ({"tol": float("nan")}, "tol"), ({"tol": -0.1}, "tol"),
+    ({"tol": float("inf")}, "tol")])
+def test_bad_search_parameters_are_errors_not_empty_graphs(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        GES(GaussianBIC(), **kwargs)
 
 
 def test_unfitted_score_is_refused():

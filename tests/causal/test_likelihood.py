@@ -34,16 +34,22 @@ def test_gradient_of_the_score_matches_central_finite_differences(parents):
 
 
 def test_marginal_likelihood_matches_a_dense_formula():
+    """The official data-fit term: the n columns of Phi = K_X are GP outputs, -1/2 tr(K_X A^-1 K_X) (official
+    MIModel.ConditionalLikelihood), written densely with an explicit inverse; the trace of A^-1 K_X alone (the
+    RKHS feature-map form an earlier version used) is a different number and is refused."""
     rng = np.random.default_rng(1)
     x = torch.tensor(rng.standard_normal((12, 1)))
     kx = torch.exp(-0.5 * squared_distances(x))
     kpa = torch.exp(-0.5 * squared_distances(torch.tensor(rng.standard_normal((12, 2)))))
     n, noise = 12, 0.3
     k = kpa + noise * torch.eye(n, dtype=torch.float64)
-    expected = (-0.5 * torch.trace(kx @ torch.linalg.inv(k)) - 0.5 * n * torch.logdet(k)
-                - 0.5 * n * n * np.log(2 * np.pi))
+    inverse = torch.linalg.inv(k)
+    log_2pi = 0.5 * n * n * np.log(2 * np.pi)
+    expected = -0.5 * torch.trace(kx @ inverse @ kx) - 0.5 * n * torch.logdet(k) - log_2pi
     value = log_marginal_likelihood(kx, kpa, torch.tensor(noise, dtype=torch.float64)).item()
     assert value == pytest.approx(expected.item(), rel=1e-10)
+    old = -0.5 * torch.trace(kx @ inverse) - 0.5 * n * torch.logdet(k) - log_2pi
+    assert abs(value - old.item()) > 1e-3 * abs(value)
 
 
 def test_jacobian_term_matches_the_explicit_derivative_norms():

@@ -8,6 +8,7 @@ the score object, keyed by (child, frozenset(parents)), so each pair is optimise
 
 from __future__ import annotations
 
+import math
 import time
 from itertools import chain, combinations
 
@@ -46,16 +47,25 @@ def _reaches_avoiding(g: np.ndarray, start: int, target: int, blocked: set[int])
 class GES:
     """Greedy equivalence search with a ``KernelScore``-like score (``local_score(child, parents)``).
 
-    Parameters: ``score`` (fitted, lower is better), ``max_parents`` (default: all; the paper uses d / 2),
-    ``tol`` (a step is taken only if it lowers the total score by more than this).
+    Parameters: ``score`` (fitted, lower is better); ``max_parents``: an insertion into Y is considered only while Y
+    has at most this many directed parents (the official code's and causal-learn's ``maxP`` rule, so Y can end with
+    ``max_parents + 1``); ``"half"`` (default) is the official maxP = int(d / 2), ``None`` no cap; ``tol`` (>= 0:
+    a step is taken only if it lowers the total score by more than this).
     Learned state: ``cpdag_`` (0/1 adjacency, see ``graphs``), ``score_`` (total score of ``dag_``),
-    ``num_steps_`` (forward, backward), ``seconds_``, ``num_local_scores_`` (evaluated, not cached, this search).
+    ``num_steps_`` (forward, backward), ``seconds_``, ``num_local_scores_`` (evaluated, not cached, this search),
+    ``max_parents_`` (the cap used, None for none).
     """
 
-    def __init__(self, score, max_parents: int | None = None, tol: float = 0.0):
+    def __init__(self, score, max_parents: int | str | None = "half", tol: float = 0.0):
+        if not (max_parents is None or max_parents == "half" or (
+                isinstance(max_parents, (int, np.integer)) and not isinstance(max_parents, bool) and max_parents >= 0)):
+            raise ValueError(f"max_parents must be a non-negative int, 'half' (the official int(d / 2)) or None (no "
+                             f"cap), got {max_parents!r}")
+        if isinstance(tol, bool) or not isinstance(tol, (int, float, np.number)) or not math.isfinite(tol) or tol < 0:
+            raise ValueError(f"tol must be a finite number >= 0 (the score decrease a step needs), got {tol!r}")
         self.score = score
         self.max_parents = max_parents
-        self.tol = tol
+        self.tol = float(tol)
         self.cpdag_ = None
 
     def _local(self, child: int, parents) -> float:
@@ -68,6 +78,8 @@ class GES:
         for y in range(d):
             nbrs_y = set(np.flatnonzero(und[y]).tolist())
             pa_y = set(np.flatnonzero((g[:, y] != 0) & (g[y] == 0)).tolist())
+            if self.max_parents_ is not None and len(pa_y) > self.max_parents_:  # official maxP rule
+                continue
             for x in range(d):
                 if x == y or g[x, y] or g[y, x]:
                     continue
@@ -75,8 +87,6 @@ class GES:
                 na = nbrs_y & adj_x
                 for t in _subsets(nbrs_y - adj_x):
                     cond = na | set(t)
-                    if self.max_parents is not None and len(cond | pa_y) + 1 > self.max_parents:
-                        continue
                     if not _is_clique(g, cond) or _reaches_avoiding(g, y, x, cond):
                         continue
                     gain = self._local(y, cond | pa_y) - self._local(y, cond | pa_y | {x})  # Chickering Thm. 15
@@ -130,6 +140,7 @@ class GES:
         start = time.perf_counter()
         before = self.score.n_evaluations_
         d = self.score.num_variables_
+        self.max_parents_ = d // 2 if self.max_parents == "half" else self.max_parents
         g = np.zeros((d, d), dtype=int)
         steps = [0, 0]
         for phase, (search, apply) in enumerate(((self._best_insert, self._insert), (self._best_delete, self._delete))):

@@ -5,6 +5,8 @@ The paper's equation numbers could not be checked offline; comments name the qua
 For a node X with parent set PA the feature map of X is treated as GP outputs, phi(X) = f(PA) + eps with
 f ~ GP(0, K_PA) and eps ~ N(0, sigma^2 I). The score of the learned-kernel method adds the Jacobian term of the
 change of variables from x to phi(x), which is what makes the child's own kernel width learnable .
+The outputs are the empirical kernel map, Phi = K_X (n feature dimensions), so the data-fit term is
+-1/2 tr(K_X A^-1 K_X) with A = K_PA + s^2 I (official ``MIModel.ConditionalLikelihood`` and ``MargModel.fit``).
 Everything here is a pure torch function of the widths and the noise, so that autograd gives exact gradients.
 """
 
@@ -15,12 +17,16 @@ import math
 import numpy as np
 import torch
 
-# Official bounds (official code): widths in [0.2, 5], noise variance in [1e-2, 10]
+# Official bounds (official Model/MIModel.py): widths in [0.2, 5], noise variance in [1e-2, 10]
 WIDTH_BOUNDS = (0.2, 5.0)
 NOISE_BOUNDS = (1e-2, 10.0)
+# The "Marg" ablation's own clamps (official Model/MargModel.py): widths in [0.1, 10], noise in [1e-3, 1]
+MARG_WIDTH_BOUNDS = (0.1, 10.0)
+MARG_NOISE_BOUNDS = (1e-3, 1.0)
 NOISE_INIT = math.sqrt(0.1)
 WIDTH_FACTOR = 2.5  # widths start at 2.5 x the median heuristic
 NO_PARENT_WIDTH = 10.0  # an empty parent set is the constant PA = 0 with this width
+DISCRETE_CHILD_WIDTH = 0.01  # official: on discrete or mixed data the child width starts here (then clamped)
 
 
 def median_width(z: np.ndarray, factor: float = WIDTH_FACTOR) -> float:
@@ -48,12 +54,13 @@ def parent_kernel(parent_distances: list[torch.Tensor], widths: torch.Tensor) ->
 
 
 def log_marginal_likelihood(child_kernel: torch.Tensor, parent_gram: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
-    """log p(phi(X) | PA) = -1/2 tr(K_X (K_PA + s^2 I)^-1) - n sum log diag chol(K_PA + s^2 I) - n^2/2 log 2 pi."""
+    """log p(Phi | PA) = -1/2 tr(K_X A^-1 K_X) - n sum log diag chol(A) - n^2/2 log 2 pi, A = K_PA + s^2 I: the n
+    columns of Phi = K_X are independent GP outputs with covariance A."""
     n = child_kernel.shape[0]
     gram = parent_gram + noise * torch.eye(n, dtype=parent_gram.dtype)
     chol = torch.linalg.cholesky(gram)
-    solved = torch.cholesky_solve(child_kernel, chol)
-    return (-0.5 * torch.diagonal(solved).sum()  # paper: marginal likelihood, data-fit term
+    solved = torch.cholesky_solve(child_kernel, chol)  # A^-1 K_X
+    return (-0.5 * (child_kernel * solved).sum()  # paper: data-fit term, tr(K_X A^-1 K_X) (K_X symmetric)
             - n * torch.log(torch.diagonal(chol)).sum()  # paper: marginal likelihood, log-det (n feature dims)
             - 0.5 * n * n * math.log(2.0 * math.pi))
 
@@ -96,8 +103,8 @@ def negative_score_and_gradient(x_distances: torch.Tensor, parent_distances: lis
                                 log_x_distances: torch.Tensor | None = None):
     """``negative_score`` and its exact gradient in closed form, without autograd (the same objective, faster).
 
-    With A = K_PA + s^2 I and G = d log p / d A = 1/2 (A^-1 K_X A^-1 - n A^-1):
-    d/ds^2 = tr G; d/dl_m = sum(G o K_PA o D_m) / l_m^3; the data-fit term gives d/dl_X = -1/2 sum(A^-1 o K_X o D_X)
+    With A = K_PA + s^2 I, C = A^-1 K_X and G = d log p / d A = 1/2 (C C^T - n A^-1):
+    d/ds^2 = tr G; d/dl_m = sum(G o K_PA o D_m) / l_m^3; the data-fit term gives d/dl_X = -sum(C o K_X o D_X)
     / l_X^3 and the Jacobian term (its kept set held fixed, as under autograd) (n^2 / #kept) sum_kept(D / l^3 - 2 / l).
     Returns (value, d/d parent widths (tensor), d/d child width, d/d noise), all float64 and negated / n^2 like the
     value. ``log_x_distances`` (log D_X, precomputed per pair) saves one log per evaluation.
@@ -108,15 +115,16 @@ def negative_score_and_gradient(x_distances: torch.Tensor, parent_distances: lis
     gram = parent_gram + noise * torch.eye(n, dtype=parent_gram.dtype)
     chol = torch.linalg.cholesky(gram)
     inverse = torch.cholesky_inverse(chol)
-    log_p = (-0.5 * (child_kernel * inverse).sum()  # paper: marginal likelihood, data-fit term
+    solved = inverse @ child_kernel  # C = A^-1 K_X
+    log_p = (-0.5 * (child_kernel * solved).sum()  # paper: data-fit term, tr(K_X A^-1 K_X)
              - n * torch.log(torch.diagonal(chol)).sum()  # paper: marginal likelihood, log-det (n feature dims)
              - 0.5 * n * n * math.log(2.0 * math.pi))
-    g = 0.5 * (inverse @ child_kernel @ inverse) - 0.5 * n * inverse  # d log p / d A
+    g = 0.5 * (solved @ solved.T) - 0.5 * n * inverse  # d log p / d A = 1/2 (A^-1 K_X K_X A^-1 - n A^-1)
     g_noise = torch.diagonal(g).sum()
     gk = g * parent_gram
     g_parents = torch.stack([(gk * d).sum() for d in parent_distances]) / parent_widths**3
     kx_d = child_kernel * x_distances
-    g_child = -0.5 * (inverse * kx_d).sum() / child_width**3
+    g_child = -(solved * kx_d).sum() / child_width**3
     if jacobian:  # paper: the learned-kernel score is log p + J
         kept = child_kernel * kx_d / child_width**4 > threshold  # squared norm of the Jacobian entries
         count = int(kept.sum())

@@ -23,15 +23,20 @@ def _standardize(data: np.ndarray) -> np.ndarray:
     return (data - data.mean(axis=0)) / np.where(std > 0, std, 1.0)
 
 
-def causallearn_ges(data: np.ndarray, score: str = "marginal", max_parents: int | None = None,
+def causallearn_ges(data: np.ndarray, score: str = "marginal", max_parents: int | str | None = None,
                     standardize: bool = True) -> tuple[np.ndarray, float]:
     """Run ``causallearn.search.ScoreBased.GES.ges`` with the CV (10-fold, lambda 0.01, width 2 x median) or the
-    marginal-likelihood generalized score; return (CPDAG in our encoding, seconds)."""
+    marginal-likelihood generalized score; return (CPDAG in our encoding, seconds). ``max_parents`` is causal-learn's
+    ``maxP`` (None: its default, no cap; ``"half"``: int(d / 2), the official cap of the paper's code)."""
     from causallearn.search.ScoreBased.GES import ges
 
     if score not in CAUSALLEARN_SCORES:
         raise ValueError(f"score must be one of {sorted(CAUSALLEARN_SCORES)}, got {score!r}")
     data = np.asarray(check_finite("data", data), dtype=float)
+    if data.ndim != 2:
+        raise ValueError(f"data must be 2-d (samples x variables), got shape {data.shape}")
+    if max_parents == "half":
+        max_parents = data.shape[1] // 2
     if standardize:
         data = _standardize(data)
     start = time.perf_counter()

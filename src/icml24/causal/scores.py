@@ -1,13 +1,16 @@
 """Decomposable, cached local scores for GES: the learned-kernel score of Wang et al. (ICML 2024) and baselines.
 
-Every score has one interface: ``fit(data, groups)`` stores the data, ``local_score(child, parents)`` returns the
-cached local score (lower is better) and ``score_graph(dag)`` is their sum over the nodes, which is what
+Every score has one interface: ``fit(data, groups, discrete)`` stores the data (an array or a pandas DataFrame;
+``discrete`` marks discrete columns, categorical DataFrame columns are discrete, see ``inputs``),
+``local_score(child, parents)`` returns the cached
+local score (lower is better) and ``score_graph(dag)`` is their sum over the nodes, which is what
 "decomposable" means for GES. Variables may be multi-dimensional: ``groups[i]`` lists the columns of variable i.
 
 - ``LearnedKernelScore`` (the paper's proposed "MI" score): per-parent widths, the child's width (learnable through
   the Jacobian term) and the noise variance are optimised for every queried (child, parents) pair.
 - ``MarginalKernelScore`` (the paper's "Marg" ablation): parent widths and noise learned, child width at the median
-  heuristic, no Jacobian term.
+  heuristic, no Jacobian term; the official clamps of that model (widths [0.1, 10], noise [1e-3, 1]) and its
+  optimizer (Adam, lr 0.005, 300 epochs).
 - ``MedianKernelScore``: the same marginal likelihood with every width at the median heuristic and the noise at
   its initial value (nothing learned): the manual kernel choice the paper argues against.
 """
@@ -20,7 +23,11 @@ from scipy.optimize import minimize
 
 from icml24._validation import check_finite, check_fitted, check_positive
 
+from .inputs import as_mixed
 from .likelihood import (
+    DISCRETE_CHILD_WIDTH,
+    MARG_NOISE_BOUNDS,
+    MARG_WIDTH_BOUNDS,
     NO_PARENT_WIDTH,
     NOISE_BOUNDS,
     NOISE_INIT,
@@ -30,6 +37,25 @@ from .likelihood import (
     negative_score_and_gradient,
     squared_distances,
 )
+
+
+def adam(value_and_grad, init: np.ndarray, bounds, epochs: int, lr: float = 0.005,
+         betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8) -> tuple[float, np.ndarray]:
+    """The official training loop: each epoch clamps the parameters to ``bounds``, evaluates the objective and takes
+    one Adam step (torch.optim.Adam's update); returns (the last evaluated value, its parameters)."""
+    lower, upper = np.array(bounds, dtype=float).T
+    theta = np.array(init, dtype=float)
+    m, v = np.zeros_like(theta), np.zeros_like(theta)
+    value, at = np.inf, theta
+    for t in range(1, epochs + 1):
+        theta = np.clip(theta, lower, upper)  # official clamp_ at the start of every forward pass
+        value, grad = value_and_grad(theta)
+        at = theta
+        m = betas[0] * m + (1 - betas[0]) * grad
+        v = betas[1] * v + (1 - betas[1]) * grad**2
+        denom = np.sqrt(v) / np.sqrt(1 - betas[1] ** t) + eps
+        theta = theta - (lr / (1 - betas[0] ** t)) * m / denom
+    return float(value), at
 
 
 def _check_groups(groups: list[list[int]] | None, num_columns: int) -> list[list[int]]:
@@ -52,15 +78,19 @@ class KernelScore:
         self.standardize = standardize
         self.data_ = None
 
-    def fit(self, data: np.ndarray, groups: list[list[int]] | None = None) -> KernelScore:
-        """Store ``data`` (n samples x columns) and the variable groups; empties the cache."""
-        data = np.asarray(check_finite("data", data), dtype=float)
-        if data.ndim != 2 or data.shape[0] < 3:
+    def fit(self, data, groups: list[list[int]] | None = None, discrete=None) -> KernelScore:
+        """Store ``data`` (n samples x columns: an array or a pandas DataFrame) and the variable groups; empties the
+        cache. ``discrete``: which columns are discrete (boolean mask, column indices or DataFrame column names);
+        a DataFrame's categorical and boolean columns are discrete (categories by their codes)."""
+        data, mask = as_mixed(data, discrete)
+        data = check_finite("data", data)
+        if data.shape[0] < 3 or data.shape[1] < 1:
             raise ValueError(f"data must be a 2-d array with at least 3 rows (samples x columns), got {data.shape}")
         if self.standardize:
             std = data.std(axis=0)
             data = (data - data.mean(axis=0)) / np.where(std > 0, std, 1.0)
         self.groups_ = _check_groups(groups, data.shape[1])
+        self.discrete_ = mask
         self.data_ = data
         self.num_variables_ = len(self.groups_)
         self.cache_: dict[tuple[int, frozenset[int]], float] = {}
@@ -95,8 +125,9 @@ class KernelScore:
 class _Objective:
     """The negative score of one (child, parents) pair as a function of [parent widths..., child width, noise].
 
-    Called on a torch tensor it is the autograd-differentiable ``negative_score`` (Adam, tests); ``value_and_grad``
-    gives the same value with the closed-form gradient (L-BFGS-B): no graph is built, log D_X is computed once.
+    Called on a torch tensor it is the autograd-differentiable ``negative_score`` (tests, benchmarks);
+    ``value_and_grad`` gives the same value with the closed-form gradient (L-BFGS-B, Adam): no graph is built,
+    log D_X is computed once.
     """
 
     def __init__(self, x_distances, distances, k, learn_child, child0, jacobian, threshold):
@@ -131,12 +162,16 @@ class LearnedKernelScore(KernelScore):
     """The paper's learned-kernel ("MI") score; widths and noise re-optimised for each (child, parents) pair.
 
     optimizer: ``"lbfgsb"`` (scipy L-BFGS-B on closed-form gradients, box constraints = the official clamps) or
-    ``"adam"`` (lr 0.005, projected onto the box after each step, as the official code). ``learn_child`` and
-    ``jacobian`` turn the child width and the Jacobian term off (the "Marg" ablation).
+    ``"adam"`` (lr 0.005 on the closed-form gradient; the parameters are clamped to the box before each evaluation
+    and the score is the last evaluation's, as the official training loop). ``learn_child`` and ``jacobian`` turn
+    the child width and the Jacobian term off (the "Marg" ablation). On data with a discrete column the child width
+    starts at 0.01 (clamped to the box), as the official code does on discrete and mixed data.
     """
 
     learn_child = True
     jacobian = True
+    width_bounds = WIDTH_BOUNDS
+    noise_bounds = NOISE_BOUNDS
 
     def __init__(self, optimizer: str = "lbfgsb", max_iter: int = 30, max_fun: int = 30, epochs: int = 200,
                  lr: float = 0.005, threshold: float = 1e-3, standardize: bool = True):
@@ -166,14 +201,15 @@ class LearnedKernelScore(KernelScore):
         else:  # constant PA = 0: the kernel is all ones whatever the width
             widths0, distances = [], [torch.zeros(len(x), len(x), dtype=torch.float64)]
         child0 = median_width(self._columns(child))
-        lo, hi = WIDTH_BOUNDS
+        lo, hi = self.width_bounds
         init = [float(np.clip(w, lo, hi)) for w in widths0]
-        bounds = [WIDTH_BOUNDS] * len(init)
+        bounds = [self.width_bounds] * len(init)
         if self.learn_child:
-            init.append(float(np.clip(child0, lo, hi)))
-            bounds.append(WIDTH_BOUNDS)
-        init.append(NOISE_INIT)
-        bounds.append(NOISE_BOUNDS)
+            start = DISCRETE_CHILD_WIDTH if self.discrete_.any() else child0  # official width_init on dis/mix data
+            init.append(float(np.clip(start, lo, hi)))
+            bounds.append(self.width_bounds)
+        init.append(float(np.clip(NOISE_INIT, *self.noise_bounds)))
+        bounds.append(self.noise_bounds)
         objective = _Objective(x_distances, distances, len(widths0), self.learn_child, child0, self.jacobian,
                                self.threshold)
         return objective, np.array(init), bounds
@@ -183,18 +219,7 @@ class LearnedKernelScore(KernelScore):
             result = minimize(objective.value_and_grad, init, jac=True, method="L-BFGS-B", bounds=bounds,
                               options={"maxiter": self.max_iter, "maxfun": self.max_fun, "ftol": 1e-6})
             return float(result.fun), result.x
-        lower = torch.tensor([b[0] for b in bounds], dtype=torch.float64)
-        upper = torch.tensor([b[1] for b in bounds], dtype=torch.float64)
-        theta = torch.tensor(init, dtype=torch.float64, requires_grad=True)
-        adam = torch.optim.Adam([theta], lr=self.lr)
-        for _ in range(self.epochs):
-            adam.zero_grad()
-            objective(theta).backward()
-            adam.step()
-            with torch.no_grad():
-                theta.copy_(torch.maximum(torch.minimum(theta, upper), lower))  # official clamps
-        with torch.no_grad():
-            return float(objective(theta)), theta.detach().numpy()
+        return adam(objective.value_and_grad, init, bounds, self.epochs, self.lr)
 
     def _compute(self, child: int, parents: list[int]) -> float:
         objective, init, bounds = self.problem(child, parents)
@@ -203,10 +228,17 @@ class LearnedKernelScore(KernelScore):
 
 
 class MarginalKernelScore(LearnedKernelScore):
-    """The "Marg" ablation: parent widths and noise learned, the child width fixed at the median heuristic."""
+    """The "Marg" ablation: parent widths and noise learned, the child width fixed at the median heuristic; the
+    official Marg model's clamps (widths [0.1, 10], noise [1e-3, 1]) and optimizer (Adam, lr 0.005, 300 epochs)."""
 
     learn_child = False
     jacobian = False
+    width_bounds = MARG_WIDTH_BOUNDS
+    noise_bounds = MARG_NOISE_BOUNDS
+
+    def __init__(self, optimizer: str = "adam", max_iter: int = 30, max_fun: int = 30, epochs: int = 300,
+                 lr: float = 0.005, threshold: float = 1e-3, standardize: bool = True):
+        super().__init__(optimizer, max_iter, max_fun, epochs, lr, threshold, standardize)
 
 
 class MedianKernelScore(LearnedKernelScore):

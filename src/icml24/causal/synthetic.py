@@ -4,7 +4,8 @@ A random upper-triangular DAG with ``int(density * (d^2 / 2 - d))`` edges. Roots
 1..max_dim columns. Each child applies a random f (linear, power 1-2, or sin/cos/tanh) to the *sum* of all its
 parents' columns, adds noise 0.25 N(0, 1) or 0.25 U(-0.5, 0.5), then a random post-transform g (linear, y + exp(y),
 power 1-2, or sin/cos/tanh). Variants: continuous, discrete (every column in 20 bins), mixed (half the columns
-binned) and multi-dimensional roots (up to 4 columns).
+binned; official ``Continuous2Discrete`` / ``Part2Discrete``) and multi-dimensional roots (up to 4 columns). The
+binned columns are marked in ``SyntheticData.discrete``, which a score's ``fit(..., discrete=...)`` takes.
 
 The official code applies its linear and trigonometric g to the noiseless parent sum, overwriting f and the noise
 (the child is then a deterministic function of its parents); ``official_overwrite=True`` reproduces that, the
@@ -25,11 +26,13 @@ _TRIG = (np.sin, np.cos, np.tanh)
 
 @dataclass
 class SyntheticData:
-    """``data`` (n x columns), ``groups`` (columns of each variable), ``dag`` (0/1, ``dag[i, j] = 1`` for i -> j)."""
+    """``data`` (n x columns), ``groups`` (columns of each variable), ``dag`` (0/1, ``dag[i, j] = 1`` for i -> j),
+    ``discrete`` (boolean mask of the binned columns; None: all continuous)."""
 
     data: np.ndarray
     groups: list[list[int]]
     dag: np.ndarray
+    discrete: np.ndarray | None = None
 
     @property
     def density(self) -> float:
@@ -119,10 +122,12 @@ def generate(num_variables: int = 6, num_samples: int = 300, density: float = 0.
     dag = random_dag(num_variables, density, rng)
     max_dim = min(4, num_variables // 2) if variant == "multi" else 1
     out = simulate(dag, num_samples, rng, max_dim=max_dim, official_overwrite=official_overwrite)
+    out.discrete = np.zeros(out.data.shape[1], dtype=bool)
     if variant in ("discrete", "mixed"):
         columns = range(out.data.shape[1])
-        if variant == "mixed":
+        if variant == "mixed":  # official Part2Discrete: int(0.5 * columns) columns drawn without replacement
             columns = rng.choice(out.data.shape[1], size=out.data.shape[1] // 2, replace=False)
         for c in columns:
             out.data[:, c] = _discretize(out.data[:, c], bins)
+            out.discrete[c] = True
     return out
