@@ -280,5 +280,5 @@ def test_version_and_uncut_command_summaries(capsys):
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.strip() == f"icml24 {__version__}"
     assert main(["--help"]) == 0
-    listing = capsys.readouterr().out
-    assert "..." not in listing and "--version" in listing  # click cuts long summaries with '...'
+    listing = capsys.readouterr().out.split("Commands:")[1]
+    assert "..." not in listing  # click cuts a long summary with '...'
