@@ -40,10 +40,13 @@ def test_every_claim_holds_on_good_metrics_and_can_fail(claims_can_fail):
     assert paper.CLAIMS[1].evaluate(dense_loss).status == "fails"
 
 
-def test_every_experiment_has_a_claim_and_the_regime_is_reported():
-    assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
+def test_every_experiment_has_a_claim_or_a_regime_and_the_regime_is_reported():
+    shown = {claim.experiment.name for claim in paper.CLAIMS} | {r.experiment.name for r in paper.REGIMES}
+    assert shown == set(paper.PAPER.experiments)
     quick = paper.synthetic.config(setting="quick")
     assert 0.3 in quick["densities"] and 0.7 in quick["densities"]
+    mixed = paper.mixed.config(setting="quick")
+    assert len(paper.mixed.default_seeds(setting="quick")) * len(mixed["densities"]) * mixed["graphs"] >= 4  # issue #36
 
 
 def test_the_learned_slot_runs_the_null_on_the_same_data(tmp_path):
@@ -56,4 +59,14 @@ def test_the_learned_slot_runs_the_null_on_the_same_data(tmp_path):
     assert median["mi_f1"] == median["median_f1"] and median["mi_shd"] == median["median_shd"]
     with pytest.raises(ValueError, match="learned_score must be one of"):
         paper.synthetic(Context(seed=0, out_dir=tmp_path), **small, learned_score="bic")
-    assert [r.metrics for r in paper.REGIMES] == [["empty_shd", "mi_shd", "best_baseline_shd"]]
+    assert paper.REGIMES[0].metrics == ["empty_shd", "mi_shd", "best_baseline_shd"]
+    with pytest.raises(ValueError, match="max_parents must be"):
+        paper.synthetic(Context(seed=0, out_dir=tmp_path), **small, max_parents="two")
+
+
+def test_the_mixed_experiment_tells_the_scores_which_columns_are_discrete(tmp_path):
+    from icml24.core import Context
+
+    m = paper.mixed(Context(seed=0, out_dir=tmp_path), num_variables=3, num_samples=30, densities=[0.7],
+                    methods=["mi", "median"])
+    assert 0.0 <= m["mi_f1"] <= 1.0 and "mi_minus_cl_marginal_f1" not in m
