@@ -54,3 +54,15 @@ def test_every_readme_command_is_accepted(tmp_path, capsys):
             argv = [a if a != "results" else str(tmp_path / "report") for a in argv]
         code = main([*argv, *extra])
         assert code == 0, f"`icml24 {' '.join(argv)}` exited {code}: {capsys.readouterr().err}"
+
+
+def test_the_method_table_is_current():
+    """README's "Where each method lives" is what the paper modules import (python tools/method_table.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("method_table", README.parent / "tools" / "method_table.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    readme = README.read_text()
+    assert tool.rewrite(readme) == readme, "the README's method table is stale: run python tools/method_table.py"
+    assert readme.count("| rp | `icml24.graph.rp` | `GeneralizedRP`, `ResidualPropagation` |") == 1

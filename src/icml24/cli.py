@@ -264,6 +264,13 @@ def show(slug: str) -> None:
     console.print(f"{paper.authors} — {paper.venue}  {paper.code}", highlight=False)
     if paper.summary:
         console.print(paper.summary)
+    from icml24.core.locations import method_locations
+
+    locations = method_locations(paper)
+    if locations:
+        console.print("\n[bold]Where the method lives[/] (the field modules its experiments use)")
+        for home, names in locations.items():
+            console.print(escape(f"  {home}: {', '.join(names)}"), highlight=False)
     if paper.deviations:
         console.print("\n[bold]Deviations from the paper[/]")
         for d in paper.deviations:

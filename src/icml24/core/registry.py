@@ -31,6 +31,7 @@ class Paper:
     experiments: dict[str, Experiment] = field(default_factory=dict, repr=False)
     claims: list[Claim] = field(default_factory=list, repr=False)
     regimes: list[Regime] = field(default_factory=list, repr=False)
+    module: str = field(default="", repr=False)  # the paper module that declared it (set at registration)
 
 
 @dataclass
@@ -337,6 +338,7 @@ def register_module(module) -> Paper | None:
     """Register the ``PAPER`` of an imported module (tests use this for toy papers)."""
     paper = getattr(module, "PAPER", None)
     if isinstance(paper, Paper):
+        paper.module = paper.module or module.__name__
         known = _PAPERS.get(paper.slug)
         if known is not None and known is not paper:
             raise ValueError(f"two modules declare the paper slug {paper.slug!r}")
