@@ -59,11 +59,14 @@ def test_c2st_identical_vs_shifted_and_parity_with_sbi():
     a, b = torch.randn(400, 2, generator=generator), torch.randn(400, 2, generator=generator)
     assert abs(c2st(a, b) - 0.5) < 0.08
     assert c2st(a, b + 3.0) > 0.97
-    try:
-        from sbi.utils.metrics import c2st as sbi_c2st
-    except ImportError:
-        return
+    from sbi.utils.metrics import c2st as sbi_c2st
+
     assert abs(c2st(a, b + 0.5) - float(sbi_c2st(a, b + 0.5))) < 1e-12
+    assert abs(c2st(a, b + 0.5, classifier="mlp") - float(sbi_c2st(a, b + 0.5, classifier="mlp"))) < 1e-12
+    with pytest.raises(ValueError, match="same d"):
+        c2st(a, b[:, :1])
+    with pytest.raises(ValueError, match="NaN"):
+        c2st(a, b * float("nan"))
 
 
 def test_tasks_never_touch_the_global_generator_and_observations_are_constants():

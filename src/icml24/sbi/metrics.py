@@ -1,31 +1,30 @@
 """Classifier two-sample test (C2ST), the SBI benchmark metric (Lopez-Paz & Oquab, 2017; Lueckmann et al., 2021).
 
-Definition (the same as ``sbi.utils.metrics.c2st``): z-score both sample sets with the mean and std of ``X``, label
-``X`` 0 and ``Y`` 1, and report the mean accuracy of a classifier over a shuffled ``n_folds``-fold cross-validation
-(random forest with scikit-learn defaults, or an MLP). 0.5 means indistinguishable, 1.0 means disjoint.
+``sbi.utils.metrics.c2st`` computes it: z-score both sample sets with the mean and std of ``X``, label ``X`` 0 and
+``Y`` 1, and report the mean accuracy of a classifier over a shuffled ``n_folds``-fold cross-validation (random
+forest with scikit-learn defaults, or sbi's MLP). 0.5 means indistinguishable, 1.0 means disjoint. This wrapper
+validates the inputs (shapes, NaN) and exposes the MLP's early-stopping patience.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import torch
-from sklearn.ensemble import RandomForestClassifier
-from sklearn.model_selection import KFold, cross_val_score
-from sklearn.neural_network import MLPClassifier
+from sbi.utils.metrics import c2st as _sbi_c2st
 
-from icml24._validation import check_finite
+from icml24._validation import check_finite, check_positive_int
 
 
 def c2st(X, Y, seed: int = 1, n_folds: int = 5, classifier: str = "rf", z_score: bool = True,
          mlp_patience: int = 50) -> float:
-    """C2ST accuracy between samples ``X: [n, d]`` and ``Y: [m, d]``.
+    """C2ST accuracy between samples ``X: [n, d]`` and ``Y: [m, d]`` (sbi's ``c2st``).
 
     Args:
         X, Y: arrays or tensors of samples with the same number of columns.
         seed: seed of the classifier and of the fold shuffling (default 1, as in sbi).
         n_folds: cross-validation folds (default 5).
-        classifier: ``"rf"`` (RandomForestClassifier, sklearn defaults) or ``"mlp"`` (two hidden layers of
-            ``10 d`` ReLU units, adam, early stopping), as in sbi.
+        classifier: ``"rf"`` (RandomForestClassifier, sklearn defaults) or ``"mlp"`` (sbi's: two hidden layers of
+            ``10 d`` ReLU units, adam, early stopping).
         z_score: standardize with ``X``'s mean and std (features with std < 1e-14 use std 1).
         mlp_patience: the MLP's early-stopping patience in epochs (default 50, sbi's; 10, scikit-learn's default,
             is about 5x cheaper in 10 dimensions).
@@ -39,19 +38,14 @@ def c2st(X, Y, seed: int = 1, n_folds: int = 5, classifier: str = "rf", z_score:
         raise ValueError(f"X and Y must be [n, d] with the same d, got {tuple(X.shape)} and {tuple(Y.shape)}")
     check_finite("X", X)
     check_finite("Y", Y)
-    if z_score:
-        mean, std = X.mean(0), X.std(0)
-        std[std < 1e-14] = 1
-        X, Y = (X - mean) / std, (Y - mean) / std
+    check_positive_int("mlp_patience", mlp_patience)
     if classifier == "rf":
-        model = RandomForestClassifier(random_state=seed)
+        kwargs = None  # scikit-learn's defaults
     elif classifier == "mlp":
-        width = 10 * X.shape[1]
-        model = MLPClassifier(activation="relu", hidden_layer_sizes=(width, width), max_iter=1000, solver="adam",
-                              early_stopping=True, n_iter_no_change=mlp_patience, random_state=seed)
+        width = 10 * X.shape[1]  # sbi's MLP, with the patience made explicit
+        kwargs = {"activation": "relu", "hidden_layer_sizes": (width, width), "max_iter": 1000, "solver": "adam",
+                  "early_stopping": True, "n_iter_no_change": mlp_patience}
     else:
         raise ValueError(f"classifier must be 'rf' or 'mlp', got {classifier!r}")
-    data = np.concatenate([X.numpy(), Y.numpy()])
-    target = np.concatenate([np.zeros(X.shape[0]), np.ones(Y.shape[0])])
-    folds = KFold(n_splits=n_folds, shuffle=True, random_state=seed)
-    return float(np.mean(cross_val_score(model, data, target, cv=folds, scoring="accuracy")))
+    return float(_sbi_c2st(X, Y, seed=seed, n_folds=n_folds, classifier=classifier, classifier_kwargs=kwargs,
+                           z_score=z_score))
