@@ -108,7 +108,7 @@ def test_the_pruner_in_the_search_slot_is_the_budget_studys_own_run(tmp_path):
     config = {**paper.search.config(setting="smoke"), "phase1_grid": [], "method": "gmp"}
     m = paper.search(Context(seed=0, out_dir=tmp_path), **config)
     assert m["budget_gmp_accuracy"] == m["search_accuracy"] and m["budget_gap"] <= 0.0
-    assert m["budget_tries"] >= 1.0 and m["masks_evaluated"] >= m["budget_tries"]  # the search's tries per level
+    assert m["budget_tries"] >= 1.0 and m["masks_evaluated"] >= m["budget_tries"]  # the search's networks per level
     with pytest.raises(ValueError, match="method"):
         paper.search(Context(seed=0, out_dir=tmp_path), **{**config, "method": "bogus"})
 
@@ -124,7 +124,8 @@ def test_settings_follow_the_paper():
     assert paper.PAPER.experiments["pruners"].quick["epochs"] == quick["epochs"]
     assert {"prospr", "rigl"} <= set(paper.PRUNERS)
     pruners_quick = paper.PAPER.experiments["pruners"].quick
-    for key in ("max_masks_per_nnz", "levels_per_run", "num_points", "epochs", "lr"):  # one cached search per seed
+    assert quick["max_masks_per_nnz"] * quick["inits"] >= 106  # the strength chosen on seeds 0-4 (deviations)
+    for key in ("max_masks_per_nnz", "inits", "levels_per_run", "num_points", "epochs", "lr"):  # one cached search per seed
         assert pruners_quick[key] == quick[key], key
     for name in ("search", "pruners"):  # the official 9-setting grid at quick and full
         fn = paper.PAPER.experiments[name].fn

@@ -40,28 +40,42 @@ PAPER = Paper(
     ),
     deviations=[
         "quick trains on a 10,000-point Cubist Spiral (the exact curve, sampled coarsely) for 4,928 SGD steps "
-        "(64 epochs, batch 128, lr 0.1, cosine) instead of 50,000 points and 19,500 steps; chosen because the dense "
-        "networks reach the target as often as under the paper's recipe (width 8: 6/8 inits in both), full uses "
-        "the paper's recipe.",
-        "quick trains 16 random eligible masks per nonzero level, all 16 levels in one batched run, one seed, with "
-        "one hyperparameter setting (lr 0.1, cosine); the paper trains all 25,992 mask triples with 6 settings.",
-        "quick runs IMP for 3 rounds instead of 5 and scores the at-init criteria on 1,024 training points.",
+        "(64 epochs, batch 128) instead of 50,000 points and 19,500 steps; chosen because the dense networks reach "
+        "the target as often as under the paper's recipe (width 8: 6/8 inits in both), full uses the paper's recipe.",
+        "The search trains a random subset of each nonzero level's eligible masks with one setting (lr 0.1, cosine): "
+        "64 masks x 2 inits at quick, every mask x 2 inits at full; the paper trains all 25,992 triples with 6 "
+        "settings. Quick's 64 x 2 was chosen on seeds 0-4 before held-out seeds 7-9 were run: 16 masks passed 2 of "
+        "5 seeds (32 failed seed 0), so a per-seed failure rate of 0.6 per 16 networks needs >= 106 networks per "
+        "level for <= 2% (our reading of the paper's exhaustive search as 'strong enough to find the winner').",
+        "The pruners get the official 9 (lr, schedule) settings, but each try keeps the setting of best accuracy on "
+        "2,000 validation points at random positions along the same curve (the paper picks on the training points, "
+        "where accuracy is also reported); the pruner claims count a success only on seeds whose dense network of "
+        "that width reached the target (a per-seed guard; the paper has none).",
+        "The pruners are judged at the nonzero count the search found for the same seed (the paper compares at "
+        "fixed budgets 15-65); the budget study gives each pruner as many trained networks as the search trained "
+        "at that level (tries x 9 settings), and gaps count beyond 2 binomial standard errors of the points.",
+        "Fixed init compares each pruner's one network from the winner's init with the search's median mask at "
+        "that level (and shows the gap to the winner), a Regime: the paper compares it with the winner alone.",
+        "quick runs IMP for 3 rounds instead of 5 and scores SNIP on one minibatch of 128 and GraSP on 25 points "
+        "per class at temperature 200 (as the official code) out of 1,024 shuffled training points; iterative "
+        "SNIP, FORCE and ProsPr score on those 1,024 (the official FORCE averages gradients over every minibatch).",
         "All networks of one run share the same minibatch order (the batched training), where the official code "
         "shuffles independently per run.",
         "RigL's update steps also take their SGD step (the batch shares one optimizer), where the official "
         "scheduler skips it, and its ERK layer counts are rounded to meet the budget exactly.",
+        "Every pruner keeps exactly the budget: the official magnitude pruning keeps 23 of 24 (a strict threshold), "
+        "the official GMP schedule ends at 22 (it runs past its last event, where (1 - t)^3 < 0) and ProsPr keeps "
+        "25 (a rounded keep fraction); both values are in tests/parity/sparsest.json.",
         "Accuracy is on the training set, as in the paper (there is no test split).",
-        "The width claim compares the narrowest and widest widths whose dense network reaches the target, since "
-        "the dense 3-3-3 network does not reach 95% from a random init (best 0.87 of 8 inits at the paper's recipe).",
-        "The pruners are judged against the search at equal tries (each pruner from as many fresh initialisations as "
-        "the search trained masks at its winning nonzero count), the paper's one-run fixed-init comparison is shown "
-        "as a regime measurement beside it.",
+        "The width claim compares the narrowest and widest widths whose dense network reaches the target on at "
+        "least two seeds, since the dense 3-3-3 network does not reach 95% from a random init (best 0.87 of 8 "
+        "inits at the paper's recipe).",
     ],
 )
 
-MASKS_QUICK = 32  # random eligible masks per nonzero level at quick: see the deviations
+MASKS_QUICK = 64  # random eligible masks per nonzero level at quick (x 2 inits): chosen on seeds 0-4, see deviations
 RECIPE_QUICK = {"num_points": 10_000, "epochs": 64, "lr": 0.1}  # 4,928 SGD steps: see the regime note below
-SEARCH_QUICK = {"max_masks_per_nnz": MASKS_QUICK, "levels_per_run": 16}  # the search's strength at quick
+SEARCH_QUICK = {"max_masks_per_nnz": MASKS_QUICK, "inits": 2, "levels_per_run": 16}  # the search's strength
 SEARCH_FULL = {"num_points": 50_000, "epochs": 50, "lr": 0.1, "max_masks_per_nnz": 0, "inits": 2}
 SMOKE = {"num_points": 400, "epochs": 2, "max_masks_per_nnz": 4, "levels_per_run": 4, "max_nnz": 15}
 PRUNERS = ["snip", "iter_snip", "force", "grasp", "synflow", "prospr", "gmp", "rigl", "magnitude", "imp"]
@@ -102,6 +116,7 @@ def _search(ctx, widths, target, num_points, epochs, lr, batch_size, inits, max_
         return {"reached": float(finder.reached_), "nnz": int(finder.nnz_), "accuracy": float(finder.accuracy_),
                 "masks_evaluated": int(finder.masks_evaluated_), "seconds": time.perf_counter() - start,
                 "levels": [int(k) for k in finder.level_accuracy_],
+                "level_networks": [len(v) * inits for v in finder.level_accuracy_.values()],
                 "level_accuracy": [list(map(float, v)) for v in finder.level_accuracy_.values()],
                 "init": finder.init_.snapshot()}
     return ctx.cached("search-phase2", key, build)
@@ -148,8 +163,9 @@ def search(ctx, widths: list[int] = (3, 3, 3), target: float = 0.95, num_points:
     search at ``widths``, stopping at the first nonzero count that reaches ``target``; ``max_masks_per_nnz`` random
     masks per level x ``inits`` is its strength), then two pruner studies at the winner's nonzero count, every
     pruner on the official 9 (lr, schedule) settings (``grid``), each try's setting chosen on ``num_validation``
-    validation points: the budget study (the claim) gives each pruner as many fresh initialisations as the search
-    trained networks at that level and keeps its best try, like the search keeps its best mask; the fixed-init study
+    validation points: the budget study (the claim) gives each pruner as many trained networks as the search trained
+    at that level (fresh initialisations x the grid's settings) and keeps its best try, like the search keeps its
+    best mask; the fixed-init study
     (a Regime) runs each pruner once from the winner's initialisation and compares it with the search's median mask
     at that level (one network against a typical one). ``method`` (a pruner name: the null) puts that pruner in the
     search's slot: at each nonzero level it prunes as many fresh initialisations as the search trains masks there.
@@ -205,10 +221,11 @@ def search(ctx, widths: list[int] = (3, 3, 3), target: float = 0.95, num_points:
                         "fixed_init_gap_to_median_mask": metrics["search_median_mask_accuracy"] - max(accs),
                         "fixed_init_gap_to_winner": found["accuracy"] - max(accs)})
         metrics.update({f"fixed_init_{m}_accuracy": a for m, a in zip(methods, accs)})
-        tries = len(level) * inits  # the budget: the search's networks at that level
+        networks = found["level_networks"][found["levels"].index(nnz)]  # as many as the search trained there
+        tries = -(-networks // len(settings))  # each try trains every setting of the grid
         budget = [_pruner_tries(ctx, m, w, nnz, tries, x, y, imp_rounds, recipe, settings, validation)
                   .accuracy_[(m, w)] for m in methods]
-        metrics.update({"budget_tries": float(tries),
+        metrics.update({"budget_tries": float(tries), "budget_networks": float(tries * len(settings)),
                         "budget_success_rate": float(np.mean([a >= target for a in budget])),
                         "budget_best_pruner_accuracy": max(budget), "budget_gap": found["accuracy"] - max(budget)})
         metrics.update({f"budget_{m}_accuracy": a for m, a in zip(methods, budget)})
@@ -240,20 +257,22 @@ class _PrunerInSlot:
         lo, hi = (sum(f(d[i], d[i + 1]) for i in range(3)) for f in (max, lambda a, b: a * b))
         hi = min(hi, self.max_nnz - d[3]) if self.max_nnz else hi
         out = {"reached": 0.0, "accuracy": -1.0, "masks_evaluated": 0, "levels": [], "level_accuracy": [],
-               "seconds": 0.0}
+               "level_networks": [], "seconds": 0.0}
         start = time.perf_counter()
         for hidden in range(lo, hi + 1):
             count = len(candidate_masks(self.widths, hidden)[0])
             if count == 0:
                 continue
             masks, total = min(count, self.max_masks or count), hidden + d[3]
-            study = _pruner_tries(self.ctx, self.method, w, total, masks * self.inits, x, y, self.imp_rounds,
-                                  self.recipe, self.settings, self.validation)
+            tries = -(-(masks * self.inits) // len(self.settings))  # as many networks as the search trains here
+            study = _pruner_tries(self.ctx, self.method, w, total, tries, x, y, self.imp_rounds, self.recipe,
+                                  self.settings, self.validation)
             out["levels"].append(total)
-            out["level_accuracy"].append(study.try_accuracy_[(self.method, w)][::self.inits])
+            out["level_accuracy"].append(study.try_accuracy_[(self.method, w)])
+            out["level_networks"].append(masks * self.inits)
             out["masks_evaluated"] += masks
             acc = study.accuracy_[(self.method, w)]
-            self.ctx.log("%s nnz %d: %d tries, best %.4f", self.method, total, masks * self.inits, acc)
+            self.ctx.log("%s nnz %d: %d tries, best %.4f", self.method, total, tries, acc)
             if acc > out["accuracy"] or acc >= self.target:
                 out.update({"nnz": total, "accuracy": acc,
                             "init": study.try_inits_[w][study.best_try_[(self.method, w)]].snapshot()})
@@ -392,8 +411,8 @@ CLAIMS = [
         paper="Sec. 5: pruners leave disconnected paths",
     ),
     Claim(
-        "At the search's winning nonzero count and width, every pruner given as many tries (fresh initialisations, "
-        "each on the official grid) as the search trained networks there stays below the winner by more than 2 "
+        "At the search's winning nonzero count and width, every pruner given as many trained networks (fresh "
+        "initialisations x the official grid) as the search trained there stays below the winner by more than 2 "
         "binomial standard errors of the evaluation set, and <= 40% of pruners reach the target, on every seed",
         experiment=search,
         check=lambda m: (m["search_all_reached"] >= 1 and m["budget_max_success_rate"] <= 0.4
