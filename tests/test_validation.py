@@ -77,3 +77,23 @@ def test_check_positive_int():
     for bad in (0, -2, 1.0, "2", None):
         with pytest.raises(ValueError, match="k must be a positive integer"):
             check_positive_int("k", bad)
+
+
+def test_rp_bad_inputs_are_clear():
+    """Issue #48: odd k was silent with the iterative solver; NaN features and gamma=nan ended in a LinAlgError."""
+    import torch
+
+    from icml24.data import csbm
+    from icml24.graph import GeneralizedRP, ResidualPropagation
+
+    data = csbm(num_nodes=120, num_features=8, num_classes=3, homophily=0.8)
+    for solver in ("iterative", "spectral"):
+        with pytest.warns(RuntimeWarning, match="negative eigenvalue"):
+            ResidualPropagation(steps=5, k=1, solver=solver).fit(data)
+    bad = data.clone()
+    bad.x[3, 2] = float("nan")
+    with pytest.raises(ValueError, match="data.x contains NaN"):
+        GeneralizedRP(steps=3, lr=1.0).fit(bad)
+    with pytest.raises(ValueError, match="gamma"):
+        GeneralizedRP(steps=3, gamma=float("nan")).fit(data)
+    assert torch.isfinite(GeneralizedRP(steps=3, lr=1.0, k=2).fit(data).decision_function()).all()

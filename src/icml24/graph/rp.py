@@ -35,7 +35,7 @@ import warnings
 import numpy as np
 import torch
 
-from .._validation import check_fitted
+from .._validation import check_finite, check_fitted
 from .operators import normalize_features, normalized_adjacency, normalized_gaussian_kernel_matmul
 
 __all__ = ["ResidualPropagation", "GeneralizedRP"]
@@ -217,7 +217,10 @@ class ResidualPropagation:
 
     def _fit_iterative(self, data, train_idx, onehot_train, y, val) -> None:
         n = self.operator_.shape[0]
-        self._check_stability(self._spectral_radius(data, train_idx))
+        largest = self._spectral_radius(data, train_idx)
+        self._check_stability(largest)
+        if self.k % 2 == 1 and self.alpha == 1.0:  # S^k with odd k can be indefinite: see _check_definite
+            self._check_definite(self._smallest_eigenvalue(data, train_idx, largest), largest)
         residuals = torch.zeros(n, self.num_classes_, dtype=torch.float64)
         residuals[train_idx] = onehot_train  # R_0 = [Y_L ; 0]
         masked = torch.zeros_like(residuals)
@@ -236,8 +239,8 @@ class ResidualPropagation:
         scores[train_idx] += onehot_train  # F_L = Y_L - R_L
         self._finish(scores, accuracies, best_step, best)
 
-    def _spectral_radius(self, data, train_idx: torch.Tensor, iterations: int = 100) -> float:
-        """Power iteration on ``P_LL`` (the restriction of ``P`` to the training nodes)."""
+    def _spectral_radius(self, data, train_idx: torch.Tensor, iterations: int = 100, shift: float = 0.0) -> float:
+        """Power iteration on ``P_LL - shift I`` (``P_LL``: the restriction of ``P`` to the training nodes)."""
         n = self.operator_.shape[0]
         generator = torch.Generator().manual_seed(0)
         vector = torch.rand(train_idx.numel(), 1, generator=generator, dtype=torch.float64)
@@ -246,10 +249,15 @@ class ResidualPropagation:
             vector = vector / vector.norm().clamp(min=1e-300)
             full = torch.zeros(n, 1, dtype=torch.float64)
             full[train_idx] = vector
-            image = self._apply(data, full)[train_idx]
+            image = self._apply(data, full)[train_idx] - shift * vector
             value = float(image.norm())
             vector = image
         return value
+
+    def _smallest_eigenvalue(self, data, train_idx: torch.Tensor, largest: float) -> float:
+        """``lambda_min(P_LL)`` from a power iteration on ``P_LL - lambda_max I`` (its dominant eigenvalue is
+        ``lambda_min - lambda_max``): the iterative solver's check for an indefinite ``P`` (odd ``k``)."""
+        return largest - self._spectral_radius(data, train_idx, shift=largest)
 
     def _fit_spectral(self, columns, train_idx, onehot_train, y, val) -> None:
         block = columns[train_idx]
@@ -348,6 +356,12 @@ class GeneralizedRP(ResidualPropagation):
 
     def _hyperparameters(self) -> dict:
         return {**super()._hyperparameters(), "gamma": self.gamma}
+
+    def fit(self, data, train_mask: torch.Tensor | None = None, val_mask: torch.Tensor | None = None):
+        """As :meth:`ResidualPropagation.fit`; the node features ``data.x`` must be finite (they enter the kernel)."""
+        if getattr(data, "x", None) is not None:
+            check_finite("data.x", data.x)
+        return super().fit(data, train_mask, val_mask)
 
     def _check_hyperparameters(self) -> None:
         super()._check_hyperparameters()
