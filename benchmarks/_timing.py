@@ -19,3 +19,22 @@ def best_of(fn: Callable[[], Any], repeats: int = 3, clock: Callable[[], float] 
         out = fn()
         best = min(best, clock() - start)
     return out, best
+
+
+def median_of(fn: Callable[[], Any], repeats: int = 5, warmup: int = 1,
+              clock: Callable[[], float] = time.perf_counter) -> tuple[Any, float]:
+    """``(fn(), median seconds over repeats after warmup untimed calls)``: what every ratio in ``make bench`` uses
+    (issue #49: the median of at least 5 runs after a warm-up)."""
+    if repeats < 1 or warmup < 0:
+        raise ValueError(f"repeats must be >= 1 and warmup >= 0, got {repeats}, {warmup}")
+    out = None
+    for _ in range(warmup):
+        out = fn()
+    times = []
+    for _ in range(repeats):
+        start = clock()
+        out = fn()
+        times.append(clock() - start)
+    times.sort()
+    middle = len(times) // 2
+    return out, times[middle] if len(times) % 2 else 0.5 * (times[middle - 1] + times[middle])
