@@ -156,11 +156,12 @@ def _affine(images: torch.Tensor, degrees: torch.Tensor, shift: torch.Tensor) ->
     n, h, w = images.shape
     rad = degrees * (math.pi / 180.0)
     cos, sin = torch.cos(rad), torch.sin(rad)
-    theta = torch.zeros(n, 2, 3, dtype=images.dtype)
-    # the sampling grid maps output to input coordinates, so it holds the inverse rotation and shift
-    theta[:, 0, 0], theta[:, 0, 1], theta[:, 0, 2] = cos, -sin * h / w, -2.0 * shift / w
-    theta[:, 1, 0], theta[:, 1, 1] = sin * w / h, cos
-    grid = F.affine_grid(theta, [n, 1, h, w], align_corners=False)
+    # the sampling grid maps output to input coordinates, so it holds the inverse rotation and shift; written out
+    # elementwise (affine_grid's batched 3x2 products are ~10x slower for tens of thousands of tiny images)
+    gx = ((2 * torch.arange(w, dtype=images.dtype) + 1) / w - 1)[None, None, :]  # pixel centres in [-1, 1]
+    gy = ((2 * torch.arange(h, dtype=images.dtype) + 1) / h - 1)[None, :, None]
+    cos, sin, shift = cos[:, None, None], sin[:, None, None], shift[:, None, None]
+    grid = torch.stack([cos * gx - sin * h / w * gy - 2.0 * shift / w, sin * w / h * gx + cos * gy], dim=-1)
     return F.grid_sample(images[:, None], grid, mode="bilinear", padding_mode="zeros", align_corners=False)[:, 0]
 
 
