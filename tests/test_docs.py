@@ -175,3 +175,12 @@ def test_the_site_builds_strict_with_no_broken_link(tmp_path):
 def test_readme_links_the_site():
     readme = (ROOT / "README.md").read_text()
     assert "make docs" in readme and "docs/index.md" in readme
+
+
+def test_the_browser_check_sees_missing_titles_unhighlighted_code_and_tracebacks():
+    tool = _load_tool("browser_check")
+    good = '<h1 id="x">T</h1><div class="highlight"><pre><span class="kn">import</span> x</pre></div>'
+    assert tool.problems(good) == []
+    assert tool.problems('<div class="highlight"><pre>import x</pre></div>') == [
+        "no <h1> title", "1 code block(s) without highlighting"]
+    assert "Traceback" in tool.problems("<h1>T</h1>Traceback (most recent call last)")[0]
