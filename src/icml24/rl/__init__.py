@@ -34,6 +34,10 @@ _EXPORTS: dict[str, str] = {
     "ExplorationResult": ".failures.result",
     # confounded POMDPs (confounded/)
     "NaiveObservationMDP": ".confounded.baselines",
+    "calibrate_xi_scale": ".confounded.calibration",
+    "excess_losses": ".confounded.calibration",
+    "coverage_ratio": ".confounded.coverage",
+    "stage_distribution": ".confounded.coverage",
     "doubly_robust": ".confounded.baselines",
     "importance_sampling": ".confounded.baselines",
     "TwoStageBridgeEstimator": ".confounded.estimator",
@@ -46,6 +50,7 @@ _EXPORTS: dict[str, str] = {
     "chain_value": ".confounded.identification",
     "true_bridges": ".confounded.identification",
     "continuous_toy": ".confounded.instances",
+    "partial_coverage_toy": ".confounded.instances",
     "random_continuous": ".confounded.instances",
     "random_tabular": ".confounded.instances",
     "tabular_toy": ".confounded.instances",
@@ -55,6 +60,8 @@ _EXPORTS: dict[str, str] = {
     "DiscreteEmission": ".confounded.simulator",
     "GaussianEmission": ".confounded.simulator",
     "Trajectories": ".confounded.simulator",
+    "check_episodes": ".confounded.simulator",
+    "check_policy": ".confounded.simulator",
     "deterministic_policies": ".confounded.simulator",
 }
 

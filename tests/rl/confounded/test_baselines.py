@@ -53,3 +53,23 @@ def test_not_fitted():
 
     with pytest.raises(NotFittedError):
         NaiveObservationMDP(3, 2).value(np.ones((3, 2)) / 2)
+
+
+def test_population_fit_is_the_limit_of_the_sampled_fit(logs):
+    pomdp, data, model = logs[1.0]
+    population = NaiveObservationMDP(3, 2).fit_population(pomdp)
+    pols = deterministic_policies(3, 2, 3)
+    assert max(abs(population.value(pi) - model.value(pi)) for pi in pols) < 0.02
+    np.testing.assert_allclose(population.behaviour_.sum(axis=2), 1.0)
+    with pytest.raises(ValueError, match="cells"):
+        NaiveObservationMDP(4, 2).fit_population(pomdp)
+
+
+def test_naive_bias_without_confounding_is_partial_observability_only():
+    blind = tabular_toy(confounding=0.0)
+    model = NaiveObservationMDP(3, 2).fit_population(blind)
+    bias = _bias(blind, [model.value(pi) for pi in deterministic_policies(3, 2, 3)])
+    assert 0.03 < bias < 0.1  # o is not a state even when the behaviour ignores the latent one
+    confounded = tabular_toy()
+    model = NaiveObservationMDP(3, 2).fit_population(confounded)
+    assert _bias(confounded, [model.value(pi) for pi in deterministic_policies(3, 2, 3)]) > 3 * bias

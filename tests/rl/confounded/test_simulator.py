@@ -7,6 +7,7 @@ from icml24.rl import (
     ConfoundedPOMDP,
     DiscreteEmission,
     GaussianEmission,
+    Trajectories,
     continuous_toy,
     deterministic_policies,
     random_tabular,
@@ -92,3 +93,77 @@ def test_gaussian_cells_match_their_probabilities():
     em = GaussianEmission([-1.0, 1.0], 0.5, edges=[-0.5, 0.0, 0.5])
     o = em.sample(np.zeros(50000, dtype=int), np.random.default_rng(0))
     np.testing.assert_allclose(np.bincount(em.cell(o), minlength=4) / o.size, em.cell_probs()[0], atol=0.01)
+
+
+BAD_POLICIES = [
+    ("negative", lambda p: p * np.array([-1.0, 2.0]), "negative"),
+    ("nan", lambda p: np.where(p > 0.5, np.nan, p), "NaN"),
+    ("not normalised", lambda p: p * 0.9, "sum to 1"),
+    ("wrong shape", lambda p: p[:, :2], "shape"),
+]
+
+
+@pytest.mark.parametrize("label,corrupt,match", BAD_POLICIES, ids=[b[0] for b in BAD_POLICIES])
+def test_every_public_method_refuses_an_invalid_policy(label, corrupt, match):
+    from icml24.rl import (
+        ConfidenceSet,
+        DeltaFeatures,
+        HistoryInstrument,
+        NaiveObservationMDP,
+        PessimisticPolicyOptimizer,
+        TwoStageBridgeEstimator,
+        chain_gradients,
+        chain_value,
+        deterministic_policies,
+        doubly_robust,
+        importance_sampling,
+        true_bridges,
+    )
+
+    pomdp = tabular_toy()
+    data = pomdp.sample(400, np.random.default_rng(0))
+    bad = corrupt(deterministic_policies(3, 2, 3)[3] * 0.5 + 0.25)
+    naive = NaiveObservationMDP(3, 2).fit(data)
+    est = TwoStageBridgeEstimator(DeltaFeatures(3), HistoryInstrument(2, n_obs=3, n_o0=2), 2, 3).fit(data)
+    calls = [pomdp.value, lambda p: chain_value(true_bridges(pomdp, DeltaFeatures(3)), p),
+             lambda p: chain_gradients(est.bridges_, p), est.value, naive.value, naive.q_values,
+             lambda p: importance_sampling(data, p, naive), lambda p: doubly_robust(data, p, naive),
+             lambda p: ConfidenceSet().fit(est).lower_value(p),
+             lambda p: PessimisticPolicyOptimizer().fit(est, p[None]),
+             lambda p: pomdp.sample(10, np.random.default_rng(0), policy=p)]
+    for call in calls:
+        with pytest.raises(ValueError, match=match):
+            call(bad)
+
+
+def test_every_fit_refuses_invalid_episodes():
+    from icml24.rl import (
+        DeltaFeatures,
+        HistoryInstrument,
+        NaiveObservationMDP,
+        TwoStageBridgeEstimator,
+        importance_sampling,
+    )
+
+    pomdp = tabular_toy()
+    data = pomdp.sample(200, np.random.default_rng(0))
+    est = TwoStageBridgeEstimator(DeltaFeatures(3), HistoryInstrument(2, n_obs=3, n_o0=2), 2, 3)
+    fractional = Trajectories(data.o0, data.obs, data.actions + 0.5, data.rewards)
+    out_of_range = Trajectories(data.o0, data.obs, data.actions * 3, data.rewards)
+    for fit in (est.fit, NaiveObservationMDP(3, 2).fit):
+        with pytest.raises(ValueError, match="integers"):
+            fit(fractional)
+        with pytest.raises(ValueError, match="lie in"):
+            fit(out_of_range)
+        with pytest.raises(ValueError, match="Trajectories"):
+            fit({"obs": data.obs})
+    with pytest.raises(ValueError, match="at least 4"):
+        est.fit(data.subset(np.arange(3)))
+    bad_cells = Trajectories(data.o0, data.obs + 3, data.actions, data.rewards)
+    with pytest.raises(ValueError, match="cells"):
+        NaiveObservationMDP(3, 2).fit(bad_cells)
+    naive = NaiveObservationMDP(3, 2).fit(data)
+    with pytest.raises(ValueError, match="lie in"):
+        importance_sampling(out_of_range, np.full((3, 3, 2), 0.5), naive)
+    with pytest.raises(ValueError, match="actions contains NaN"):
+        Trajectories(data.o0, data.obs, np.full(data.actions.shape, np.nan), data.rewards)

@@ -10,6 +10,8 @@ import numpy as np
 
 from icml24._validation import FittedAttributes
 
+from .simulator import check_episodes, check_policy
+
 
 class NaiveObservationMDP(FittedAttributes):
     """Count-based, time-inhomogeneous MDP on observation cells fitted to the logs, evaluated by DP.
@@ -26,8 +28,11 @@ class NaiveObservationMDP(FittedAttributes):
         return np.searchsorted(np.sort(np.asarray(self.cell_edges, dtype=float)), obs).astype(np.int64)
 
     def fit(self, data) -> NaiveObservationMDP:
+        check_episodes(data, self.n_actions)
         C, A, T = self.n_cells, self.n_actions, data.horizon
         c, a, r = self.cells(data.obs), data.actions, data.rewards
+        if c.min() < 0 or c.max() >= C:
+            raise ValueError(f"observation cells must lie in 0..{C - 1}; check n_cells / cell_edges")
         steps = np.broadcast_to(np.arange(T), c.shape)
         counts = np.zeros((T, C, A))
         np.add.at(counts, (steps, c, a), 1.0)
@@ -43,6 +48,31 @@ class NaiveObservationMDP(FittedAttributes):
         self.initial_ = np.bincount(c[:, 0], minlength=C) / data.n
         cell_counts = counts.sum(axis=2, keepdims=True)
         self.behaviour_ = np.where(cell_counts > 0, counts / np.maximum(cell_counts, 1e-300), 1.0 / A)
+        return self
+
+    def fit_population(self, pomdp) -> NaiveObservationMDP:
+        """The N -> infinity limit of ``fit`` on logs of ``pomdp``'s behaviour policy, from its exact joint law.
+
+        p_b(s_t, c_t, a_t) = p_b(s_t) p(c_t | s_t) pi_b(a_t | s_t); the fitted reward is E[R_t | c_t, a_t], the
+        transition p(c_{t+1} | c_t, a_t), both averaging over the latent state as the behaviour saw it: the bias
+        that remains is the method's, not the sample's.
+        """
+        if (pomdp.n_cells, pomdp.n_actions) != (self.n_cells, self.n_actions):
+            raise ValueError(f"the POMDP has {pomdp.n_cells} cells and {pomdp.n_actions} actions, this model "
+                             f"{self.n_cells} and {self.n_actions}")
+        emit = pomdp.emission.cell_probs()  # p(c | s), (S, C)
+        joint = np.einsum("ts,sc,sa->tsca", pomdp.state_occupancy(None), emit, pomdp.behaviour)
+        counts = joint.sum(axis=1)  # p_b(c_t, a_t), (T, C, A)
+        seen = counts > 0
+        safe = np.where(seen, counts, 1.0)
+        next_cell = np.einsum("asz,zk->ask", pomdp.transitions, emit)  # p(c' | s, a)
+        self.counts_ = counts
+        self.rewards_ = np.where(seen, np.einsum("tsca,sa->tca", joint, pomdp.reward_probs) / safe, 0.0)
+        self.transitions_ = np.where(seen[..., None], np.einsum("tsca,ask->tcak", joint, next_cell)
+                                     / safe[..., None], 1.0 / self.n_cells)
+        self.initial_ = pomdp.initial @ emit
+        self.behaviour_ = np.where(counts.sum(axis=2, keepdims=True) > 0,
+                                   counts / np.maximum(counts.sum(axis=2, keepdims=True), 1e-300), 1.0 / self.n_actions)
         return self
 
     def value(self, policy: np.ndarray) -> float:
@@ -66,15 +96,16 @@ class NaiveObservationMDP(FittedAttributes):
         return q, v
 
     def _policy(self, policy: np.ndarray) -> np.ndarray:
-        policy = np.asarray(policy, dtype=float)
-        T = self.rewards_.shape[0]
-        return np.broadcast_to(policy, (T, *policy.shape)) if policy.ndim == 2 else policy
+        return check_policy(policy, self.rewards_.shape[0], self.n_cells, self.n_actions)
 
 
 def _ratios(model: NaiveObservationMDP, data, policy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Cumulative ratios rho_{1:t} = prod_j pi(a_j | c_j) / pi_b_hat(a_j | c_j), shape (N, T), and the cells."""
     policy = model._policy(policy)
+    check_episodes(data, model.n_actions, horizon=policy.shape[0])
     c, a = model.cells(data.obs), data.actions
+    if c.min() < 0 or c.max() >= model.n_cells:
+        raise ValueError(f"observation cells must lie in 0..{model.n_cells - 1}; check n_cells / cell_edges")
     t = np.broadcast_to(np.arange(data.horizon), c.shape)
     ratio = policy[t, c, a] / np.maximum(model.behaviour_[t, c, a], 1e-12)
     return np.cumprod(ratio, axis=1), c

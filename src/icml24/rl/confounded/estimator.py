@@ -19,6 +19,19 @@ import numpy as np
 from icml24._validation import FittedAttributes, check_positive
 
 from .identification import Bridges
+from .simulator import check_episodes
+
+
+def stage_two(M: np.ndarray, P: np.ndarray, lam2: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Stage II in closed form, every index y at once: theta = (M^T M / N2 + lambda2 I)^{-1} M^T P / N2.
+
+    M (N2, A d): the stage-I conditional means of phi_W at the stage-II points; P (N2, |Y|): the targets p_hat(y | x).
+    Returns theta (A d, |Y|), H = M^T M / N2 + lambda2 I (the ellipsoid's matrix) and the design M^T M / N2.
+    """
+    n2 = M.shape[0]
+    design = M.T @ M / n2
+    H = design + lam2 * np.eye(design.shape[0])
+    return np.linalg.solve(H, M.T @ P / n2), H, design
 
 
 class TwoStageBridgeEstimator(FittedAttributes):
@@ -57,11 +70,8 @@ class TwoStageBridgeEstimator(FittedAttributes):
         """Fit every bridge from ``data`` (``Trajectories`` logged by the behaviour policy)."""
         if not 0 < self.split < 1:
             raise ValueError(f"split must be in (0, 1), got {self.split}")
+        check_episodes(data, self.n_actions, min_episodes=4)  # 4: both stages get at least 2
         n, T = data.n, data.horizon
-        if n < 4:
-            raise ValueError(f"need at least 4 episodes to split into two stages, got {n}")
-        if data.actions.min() < 0 or data.actions.max() >= self.n_actions:
-            raise ValueError(f"actions must lie in 0..{self.n_actions - 1}")
         perm = np.random.default_rng(self.random_state).permutation(n)
         n1 = int(round(self.split * n))
         first, second = data.subset(perm[:n1]), data.subset(perm[n1:])
@@ -82,17 +92,8 @@ class TwoStageBridgeEstimator(FittedAttributes):
             if t < T - 1:
                 targets.append(np.einsum("nj,nc->njc", phi[:, t + 1], onehot_c[:, t]).reshape(n, -1))  # psi_D
             stacked = np.concatenate(targets, axis=1)
-            x1 = self.instrument.transform(first, t)
-            x2 = self.instrument.transform(second, t)
-            # Stage I: kernel ridge regression of [phi_W, psi] on the features of X (one solve for all outputs)
-            gram = x1.T @ x1 + n1 * lam1 * np.eye(x1.shape[1])
-            coef = np.linalg.solve(gram, x1.T @ stacked[perm[:n1]])
-            pred = x2 @ coef  # conditional means at the stage-II points
-            M, P = pred[:, :w.shape[1]], pred[:, w.shape[1]:]
-            # Stage II: closed form theta = (M^T M / N2 + lambda2 I)^{-1} M^T P / N2
-            design = M.T @ M / n2
-            H = design + lam2 * np.eye(design.shape[0])
-            theta = np.linalg.solve(H, M.T @ P / n2)
+            pred = self._stage_one(first, second, stacked[perm[:n1]], t, n1 * lam1)  # conditional means
+            theta, H, design = stage_two(pred[:, :w.shape[1]], pred[:, w.shape[1]:], lam2)
             reward.append(theta[:, :C].reshape(self.n_actions, d, C))
             if t < T - 1:
                 dynamic.append(theta[:, C:].reshape(self.n_actions, d, d, C))
@@ -103,6 +104,21 @@ class TwoStageBridgeEstimator(FittedAttributes):
         self.design_eigenvalues_ = signal
         self.n1_, self.n2_, self.n_, self.lambda1_, self.lambda2_ = n1, n2, n, lam1, lam2
         return self
+
+    def _stage_one(self, first, second, targets: np.ndarray, t: int, ridge: float) -> np.ndarray:
+        """Stage I: kernel ridge regression of the targets on the features of X_t (one solve for all outputs),
+        predicted at the stage-II points. A one-hot instrument has a diagonal Gram matrix (the cell counts), so
+        its solve is a per-cell mean with ``ridge`` pseudo-counts: n(w, x) / (n(x) + N1 lambda1)."""
+        if getattr(self.instrument, "discrete", False):
+            cells1, cells2 = self.instrument.index(first, t), self.instrument.index(second, t)
+            dim = self.instrument.dim(t)
+            sums = np.zeros((dim, targets.shape[1]))
+            np.add.at(sums, cells1, targets)
+            coef = sums / (np.bincount(cells1, minlength=dim) + ridge)[:, None]
+            return coef[cells2]
+        x1 = self.instrument.transform(first, t)
+        gram = x1.T @ x1 + ridge * np.eye(x1.shape[1])
+        return self.instrument.transform(second, t) @ np.linalg.solve(gram, x1.T @ targets)
 
     def block_hessians(self) -> list[np.ndarray]:
         """H of each block of ``bridges_.blocks()``: L_hat(b) - L_hat(b_hat) = <b - b_hat, H (b - b_hat)>.

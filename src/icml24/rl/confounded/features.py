@@ -89,16 +89,22 @@ class HistoryInstrument:
             return self.n_actions * (self.n_obs * self.n_actions) ** t * self.n_o0
         return self.n_actions * (self.n_actions if t > 0 else 1) * self.n_fourier
 
+    def index(self, data, t: int) -> np.ndarray:
+        """Discrete data: the flat cell of X_t = (a_t, h_{t-1}, o_0) of every episode (the one-hot's position)."""
+        if not self.discrete:
+            raise ValueError("index() needs a discrete instrument (n_obs and n_o0 given)")
+        index = np.zeros(data.n, dtype=np.int64)
+        for j in range(t):  # h_{t-1} = (o_1, a_1, ..., o_{t-1}, a_{t-1}) as a flat index
+            index = index * (self.n_obs * self.n_actions) + data.obs[:, j].astype(np.int64) * self.n_actions \
+                + data.actions[:, j].astype(np.int64)
+        a_t = data.actions[:, t].astype(np.int64)
+        return (a_t * (self.n_obs * self.n_actions) ** t + index) * self.n_o0 + data.o0.astype(np.int64)
+
     def transform(self, data, t: int) -> np.ndarray:
         """(N, dim(t)) features of X_t for the Trajectories ``data`` at step t (0-based)."""
         a_t = data.actions[:, t]
         if self.discrete:
-            index = np.zeros(data.n, dtype=np.int64)
-            for j in range(t):  # h_{t-1} = (o_1, a_1, ..., o_{t-1}, a_{t-1}) as a flat index
-                index = index * (self.n_obs * self.n_actions) + data.obs[:, j].astype(np.int64) * self.n_actions \
-                    + data.actions[:, j]
-            index = (a_t * (self.n_obs * self.n_actions) ** t + index) * self.n_o0 + data.o0.astype(np.int64)
-            return np.eye(self.dim(t))[index]
+            return np.eye(self.dim(t))[self.index(data, t)]
         cont = np.stack([data.o0, data.obs[:, t - 1] if t > 0 else np.zeros(data.n)], axis=1)
         fourier = np.sqrt(2.0 / self.n_fourier) * np.cos(cont @ self.frequencies_ + self.phases_)
         cell = a_t * self.n_actions + data.actions[:, t - 1] if t > 0 else a_t

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .simulator import check_policy
+
 
 @dataclass
 class Bridges:
@@ -63,6 +65,12 @@ def true_bridges(pomdp, features) -> Bridges:
     return Bridges(pomdp.initial @ emb, [reward] * T, [dynamic] * (T - 1), residuals)
 
 
+def _policy_of(bridges: Bridges, policy: np.ndarray, name: str = "policy") -> np.ndarray:
+    """The policy checked against the bridges' horizon, cells and actions (reward[t] is (A, d, C))."""
+    n_actions, _, n_cells = bridges.reward[0].shape
+    return check_policy(policy, bridges.horizon, n_cells, n_actions, name=name)
+
+
 def _contract(bridges: Bridges, policy: np.ndarray):
     u = [np.einsum("ca,aic->i", policy[t], bridges.reward[t]) for t in range(bridges.horizon)]
     A = [np.einsum("ca,aijc->ij", policy[t], bridges.dynamic[t]) for t in range(bridges.horizon - 1)]
@@ -78,9 +86,7 @@ def _forward(bridges: Bridges, A: list[np.ndarray]) -> list[np.ndarray]:
 
 def chain_value(bridges: Bridges, policy: np.ndarray) -> float:
     """V(pi; b) by the identification chain, for a memoryless policy (T, C, A)."""
-    policy = np.asarray(policy, dtype=float)
-    if policy.ndim == 2:
-        policy = np.broadcast_to(policy, (bridges.horizon, *policy.shape))
+    policy = _policy_of(bridges, policy)
     u, A = _contract(bridges, policy)
     m = _forward(bridges, A)
     return float(sum(ut @ mt for ut, mt in zip(u, m)))  # V = sum_t sum_r r f_t
@@ -88,9 +94,11 @@ def chain_value(bridges: Bridges, policy: np.ndarray) -> float:
 
 def chain_gradients(bridges: Bridges, policy: np.ndarray) -> tuple[float, list[np.ndarray]]:
     """V(pi; b) and dV/d(block) for every block (V is linear in each block, so these are exact slopes)."""
-    policy = np.asarray(policy, dtype=float)
-    if policy.ndim == 2:
-        policy = np.broadcast_to(policy, (bridges.horizon, *policy.shape))
+    return _gradients(bridges, _policy_of(bridges, policy))
+
+
+def _gradients(bridges: Bridges, policy: np.ndarray) -> tuple[float, list[np.ndarray]]:
+    """``chain_gradients`` for a policy already checked (the pessimistic inner loop calls it many times)."""
     T = bridges.horizon
     u, A = _contract(bridges, policy)
     m = _forward(bridges, A)

@@ -26,6 +26,26 @@ def tabular_toy(horizon: int = 3, confounding: float = 1.0) -> ConfoundedPOMDP:
     )
 
 
+def partial_coverage_toy(horizon: int = 3) -> ConfoundedPOMDP:
+    """The toy with a third action the behaviour policy takes almost only in the latent state where it pays.
+
+    Action 2 pays 0.75 in state 1 (action 1 pays 0.8 there) and nothing in state 0; the behaviour policy takes it
+    with probability 0.5 in state 1 and 0.02 in state 0, so the logs cover it where it is good and barely where it
+    is bad. The optimal observation policy uses actions 0 and 1 only (well covered); a choice that trusts the
+    poorly covered action's estimates (the plug-in's extrapolation from state 1, or the naive model's confounded
+    average) takes action 2 in some cell.
+    """
+    return ConfoundedPOMDP(
+        emission=DiscreteEmission([[0.7, 0.2, 0.1], [0.1, 0.2, 0.7]]),
+        transitions=[[[0.9, 0.1], [0.3, 0.7]], [[0.5, 0.5], [0.1, 0.9]], [[0.7, 0.3], [0.2, 0.8]]],
+        reward_probs=[[0.9, 0.2, 0.0], [0.1, 0.8, 0.75]],
+        initial=[0.6, 0.4],
+        behaviour=[[0.735, 0.245, 0.02], [0.25, 0.25, 0.5]],
+        negative_control=DiscreteEmission([[0.85, 0.15], [0.2, 0.8]]),
+        horizon=horizon,
+    )
+
+
 def continuous_toy(horizon: int = 3) -> ConfoundedPOMDP:
     """|S| = 3 latent levels, |A| = 2, o ~ N(mu_s, 0.6^2) read in 4 bins by policies, O_0 ~ N(nu_s, 0.5^2).
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from icml24._validation import FittedAttributes, check_positive
 
-from .identification import Bridges, chain_gradients
+from .identification import Bridges, _gradients, _policy_of
 
 
 class _Block:
@@ -94,8 +94,9 @@ class _Block:
 class ConfidenceSet(FittedAttributes):
     """C(xi) around a fitted ``TwoStageBridgeEstimator``.
 
-    xi of a block = xi_scale * (its number of parameters) / (its sample size: N for m_1, N2 for a bridge);
-    radius = radius_scale * ||b_hat block|| (``None``: no norm ball).
+    xi of block k = xi_scale_k * (its number of parameters) / (its sample size: N for m_1, N2 for a bridge), the
+    paper's 1/N rate; ``xi_scale`` is one constant or one per block (``calibrate_xi_scale`` chooses them on
+    held-out episodes). radius = radius_scale * ||b_hat block|| (``None``: no norm ball).
     """
 
     _fit_call = "fit(estimator)"
@@ -105,13 +106,21 @@ class ConfidenceSet(FittedAttributes):
         self.xi_scale, self.radius_scale, self.max_sweeps, self.tol = xi_scale, radius_scale, max_sweeps, tol
 
     def fit(self, estimator) -> ConfidenceSet:
-        check_positive("xi_scale", self.xi_scale)
         center = estimator.bridges_
-        sizes = [estimator.n_] + [estimator.n2_] * (len(center.blocks()) - 1)
+        n_blocks = len(center.blocks())
+        scales = np.broadcast_to(np.asarray(self.xi_scale, dtype=float), (n_blocks,)) if np.ndim(self.xi_scale) == 0 \
+            else np.asarray(self.xi_scale, dtype=float)
+        if scales.shape != (n_blocks,):
+            raise ValueError(f"xi_scale must be one number or one per block ({n_blocks}), got shape {scales.shape}")
+        for k, scale in enumerate(scales):
+            check_positive(f"xi_scale[{k}]", float(scale))
+        if self.radius_scale is not None:
+            check_positive("radius_scale", self.radius_scale)
+        sizes = [estimator.n_] + [estimator.n2_] * (n_blocks - 1)
         self.blocks_ = []
-        for theta, H, n in zip(center.blocks(), estimator.block_hessians(), sizes):
+        for theta, H, n, scale in zip(center.blocks(), estimator.block_hessians(), sizes, scales):
             radius = np.inf if self.radius_scale is None else self.radius_scale * np.linalg.norm(theta)
-            self.blocks_.append(_Block(theta, H, self.xi_scale * theta.size / n, radius))
+            self.blocks_.append(_Block(theta, H, scale * theta.size / n, radius))
         self.center_ = center
         return self
 
@@ -121,16 +130,17 @@ class ConfidenceSet(FittedAttributes):
 
     def lower_value(self, policy: np.ndarray) -> tuple[float, Bridges]:
         """min_{b in C} V(pi; b) by block coordinate descent from b_hat, and the minimising bridges."""
+        policy = _policy_of(self.center_, policy)
         blocks = [b.copy() for b in self.center_.blocks()]
         current = self.center_.with_blocks(blocks)
-        value = chain_gradients(current, policy)[0]
+        value = _gradients(current, policy)[0]
         for _ in range(self.max_sweeps):
             previous = value
             for k, blk in enumerate(self.blocks_):
-                grads = chain_gradients(current, policy)[1]
+                grads = _gradients(current, policy)[1]
                 blocks[k] = blk.argmin_linear(grads[k])  # V is linear in block k: exact block minimum
                 current = current.with_blocks(blocks)
-            value = chain_gradients(current, policy)[0]
+            value = _gradients(current, policy)[0]
             if previous - value <= self.tol * max(1.0, abs(value)):
                 break
         return value, current
@@ -148,6 +158,8 @@ class PessimisticPolicyOptimizer(FittedAttributes):
         policies = np.asarray(policies, dtype=float)
         if policies.ndim != 4 or len(policies) == 0:
             raise ValueError(f"policies must be a non-empty (K, T, C, A) array, got shape {policies.shape}")
+        for k, pi in enumerate(policies):
+            _policy_of(estimator.bridges_, pi, name=f"policies[{k}]")
         self.confidence_set_ = ConfidenceSet(self.xi_scale, self.radius_scale, self.max_sweeps).fit(estimator)
         self.lower_values_ = np.array([self.confidence_set_.lower_value(pi)[0] for pi in policies])
         self.plug_in_values_ = np.array([estimator.value(pi) for pi in policies])

@@ -24,6 +24,43 @@ def _stochastic(name: str, matrix: np.ndarray, axis: int = -1) -> np.ndarray:
     return matrix
 
 
+def check_policy(policy, horizon: int | None = None, n_cells: int | None = None,
+                 n_actions: int | None = None, name: str = "policy") -> np.ndarray:
+    """A memoryless policy as a float ``(T, n_cells, n_actions)`` array of probabilities; a ``(n_cells, n_actions)``
+    one is stationary (broadcast over T, which then must be given). Rejects NaN/inf, negative entries and rows
+    that do not sum to 1, and any dimension that differs from the given ones."""
+    policy = np.asarray(check_finite(name, policy), dtype=float)
+    if policy.ndim == 2 and horizon is not None:
+        policy = np.broadcast_to(policy, (int(horizon), *policy.shape))
+    if policy.ndim != 3:
+        raise ValueError(f"{name} must be a (T, n_cells, n_actions) array (or (n_cells, n_actions) when the horizon "
+                         f"is known), got shape {policy.shape}")
+    want = (horizon, n_cells, n_actions)
+    if any(w is not None and int(w) != got for w, got in zip(want, policy.shape)):
+        shown = tuple("?" if w is None else int(w) for w in want)
+        raise ValueError(f"{name} must have shape (T, n_cells, n_actions) = {shown}, got {policy.shape}")
+    if (policy < 0).any():
+        raise ValueError(f"{name} has negative probabilities; every entry must be in [0, 1]")
+    if np.abs(policy.sum(axis=-1) - 1.0).max(initial=0.0) > 1e-8:
+        raise ValueError(f"{name} rows must sum to 1 over actions (a distribution pi_t(. | cell) per step and cell)")
+    return policy
+
+
+def check_episodes(data, n_actions: int, horizon: int | None = None, min_episodes: int = 1) -> None:
+    """Raise unless ``data`` is ``Trajectories`` with integer actions in 0..n_actions - 1 (and the given horizon)."""
+    if not isinstance(data, Trajectories):
+        raise ValueError(f"data must be Trajectories (o0, obs, actions, rewards), got {type(data).__name__}")
+    if data.n < min_episodes:
+        raise ValueError(f"need at least {min_episodes} episodes, got {data.n}")
+    actions = np.asarray(data.actions)
+    if not (np.issubdtype(actions.dtype, np.integer) or np.array_equal(actions, np.round(actions))):
+        raise ValueError("actions must be integers (action indices)")
+    if actions.size and (actions.min() < 0 or actions.max() >= n_actions):
+        raise ValueError(f"actions must lie in 0..{n_actions - 1}, got values in {actions.min()}..{actions.max()}")
+    if horizon is not None and data.horizon != horizon:
+        raise ValueError(f"episodes have horizon {data.horizon}, expected {horizon}")
+
+
 def _draw(cdf_rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One categorical draw per row of a cumulative table (vectorized inverse CDF)."""
     return (cdf_rows < rng.random((cdf_rows.shape[0], 1))).sum(axis=1).clip(max=cdf_rows.shape[1] - 1)
@@ -89,7 +126,7 @@ class Trajectories:
     states: np.ndarray | None = None
 
     def __post_init__(self):
-        for name in ("o0", "obs", "rewards"):
+        for name in ("o0", "obs", "actions", "rewards"):
             check_finite(name, getattr(self, name))
         n = len(self.o0)
         if not (self.obs.shape == self.actions.shape == self.rewards.shape and self.obs.shape[0] == n):
@@ -167,13 +204,7 @@ class ConfoundedPOMDP:
     # ---------------------------------------------------------------- policies
     def check_policy(self, policy: np.ndarray) -> np.ndarray:
         """A memoryless policy as ``(T, n_cells, n_actions)``; a ``(n_cells, n_actions)`` one is stationary."""
-        policy = np.asarray(check_finite("policy", policy), dtype=float)
-        if policy.ndim == 2:
-            policy = np.broadcast_to(policy, (self.horizon, *policy.shape))
-        if policy.shape != (self.horizon, self.n_cells, self.n_actions):
-            raise ValueError(f"policy must have shape (T, n_cells, n_actions) = "
-                             f"{(self.horizon, self.n_cells, self.n_actions)}, got {policy.shape}")
-        return _stochastic("policy", policy)
+        return check_policy(policy, self.horizon, self.n_cells, self.n_actions)
 
     def latent_policy(self, policy: np.ndarray) -> np.ndarray:
         """pi_eff[t, s, a] = sum_c p(c | s) pi_t(a | c): the observation policy folded onto the latent state."""
