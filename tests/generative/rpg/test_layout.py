@@ -40,9 +40,13 @@ def test_masks_tile_the_canvas_exactly(ratio, size):
     assert (masks.sum(axis=0) == 1).all()  # every pixel in exactly one region
 
 
-def test_rounding_is_consistent_between_neighbours():
-    layout = parse_split_ratio("1,1,1")  # thirds of 16: edges 0, 5, 11, 16
-    assert [b[2:] for b in layout.boxes(1, 16)] == [(0, 5), (5, 11), (11, 16)]
+def test_edges_round_down_as_the_official_code():
+    layout = parse_split_ratio("1,1,1")  # thirds of 16: int(16 / 3) = 5, int(32 / 3) = 10 (half-up gave 11)
+    assert [b[2:] for b in layout.boxes(1, 16)] == [(0, 5), (5, 10), (10, 16)]
+    assert [b[2:] for b in layout.boxes(1, 8)] == [(0, 2), (2, 5), (5, 8)]
+    assert [b[2:] for b in layout.boxes(1, 4)] == [(0, 1), (1, 2), (2, 4)]
+    five = parse_split_ratio("1,1,1,1;1,1,1")  # 3 over 2: rows 0-8, 8-16; top thirds, bottom halves
+    assert five.boxes(16, 16) == [(0, 8, 0, 5), (0, 8, 5, 10), (0, 8, 10, 16), (8, 16, 0, 8), (8, 16, 8, 16)]
 
 
 @pytest.mark.parametrize("bad", ["", "1,,1", "a;b", "1,-1", "0;1", "nan,1"])

@@ -51,8 +51,9 @@ class RegionLayout:
     def boxes(self, height: int, width: int) -> list[tuple[int, int, int, int]]:
         """Integer boxes ``(top, bottom, left, right)`` of every region on a ``height x width`` grid, row-major.
 
-        Boundaries are the cumulative fractions rounded half up, so neighbouring boxes share their edge and the
-        boxes tile the grid exactly at every resolution (a region may be empty on a very coarse grid).
+        Boundaries are ``int(n * cumulative fraction)``, rounded down as the released ``cross_attention.py`` slices
+        the latent (thirds of 16: 0, 5, 10, 16); neighbouring boxes share their edge and the last edge is ``n``, so
+        the boxes tile the grid exactly at every resolution (a region may be empty on a very coarse grid).
         """
         if height < 1 or width < 1:
             raise ValueError(f"grid must be at least 1 x 1, got {height} x {width}")
@@ -86,9 +87,14 @@ def _fmt(x: float) -> str:
 
 
 def _edges(fractions: tuple[float, ...], n: int) -> list[int]:
-    cumulative = np.cumsum([0.0, *fractions])
-    edges = [int(math.floor(c / cumulative[-1] * n + 0.5)) for c in cumulative]
-    edges[0], edges[-1] = 0, n
+    """Cell edges on ``n`` latent positions: the running sum of the normalised fractions (added one by one, as the
+    official ``list_cumsum``) times ``n``, rounded down (the official ``int(latent * end)``); the last edge is ``n``
+    (the official code reaches it when the sum is exactly 1 and shifts the last cell by hand otherwise)."""
+    edges, total = [0], 0.0
+    for fraction in fractions:
+        total += fraction
+        edges.append(int(n * total))
+    edges[-1] = n
     return edges
 
 
