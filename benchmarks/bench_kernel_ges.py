@@ -1,26 +1,79 @@
-"""Time per GES search: ours against causal-learn's ges, on the same data in the same run.
+"""Time per GES search and per score evaluation: ours against causal-learn's ges and the official code, same run.
 
-0. The learned-kernel score's objective: closed-form gradient (what L-BFGS-B uses) against torch autograd, on 9
-   (child, parents) pairs with 0-2 parents, 10 evaluations each at the initial point; values and gradients agree.
-1. Same score, two searches: our GES with causal-learn's marginal local score (cached) against causal-learn's own
-   ges with that score. The CPDAGs must agree (this checks our search); the ratio is search + cache overhead.
-2. The learned-kernel score in our GES against causal-learn's ges with its CV score (issue 21: runtime
-   reported against it) and with its marginal score. Different scores need not agree: skeleton F1 of each is printed.
+Every line is the median of ``--repeats`` (>= 5) CPU-time measurements (one thread, ``time.process_time``: a
+shared machine does not inflate it) after a warm-up on a small problem; the script exits 1 when any comparison's
+outputs disagree.
 
-    python benchmarks/bench_kernel_ges.py [--variables 5] [--samples 100] [--density 0.5] [--seed 0]
+0. The learned-kernel score's objective: closed-form value and gradient (what L-BFGS-B and Adam use) against torch
+   autograd of the same objective, per evaluation, at n = ``--learned-samples``; values and gradients must agree.
+1. The official Adam loop (200 epochs, the parity fixture's 5 pairs at n = 40): ours against the official code's
+   recorded time (``official_seconds`` in tests/parity/kernel-ges.json; machine and date are in the fixture); our
+   values must equal the fixture's within its tolerance.
+2. Same score, two searches: our GES with causal-learn's marginal local score against causal-learn's own ges with
+   that score (no parent cap in either). The CPDAGs must agree. The profile: both count their local-score calls and
+   the time spent inside the score function, which bounds the ratio (the searches make the same calls).
+3. The learned-kernel score in our GES against causal-learn's ges with its CV score at n = ``--learned-samples``
+   (issue #49 target: >= 1x at n = 300). Different scores need not agree: skeleton F1 of each is printed.
+
+    python benchmarks/bench_kernel_ges.py [--variables 5] [--samples 100] [--learned-samples 300] [--repeats 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import statistics
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits
 
 from icml24.causal import GES, CausalLearnScore, LearnedKernelScore, causallearn_ges, generate, skeleton_f1
+
+FIXTURE = Path(__file__).resolve().parents[1] / "tests" / "parity" / "kernel-ges.json"
+
+
+def median_seconds(fn, repeats: int, warmup=None):
+    """(last output, median CPU seconds over ``repeats`` calls of ``fn``), after one call of ``warmup`` (or fn)."""
+    (warmup or fn)()
+    seconds, out = [], None
+    for _ in range(repeats):
+        start = time.process_time()
+        out = fn()
+        seconds.append(time.process_time() - start)
+    return out, statistics.median(seconds)
+
+
+@contextlib.contextmanager
+def counting_marginal_calls():
+    """Count (and time) causal-learn's ``local_score_marginal_general`` calls, wherever ges looks the name up."""
+    import causallearn.score.LocalScoreFunction as functions
+    import causallearn.search.ScoreBased.GES as ges_module
+
+    original = functions.local_score_marginal_general
+    stats = {"calls": 0, "seconds": 0.0}
+
+    def counted(*args, **kwargs):
+        start = time.process_time()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            stats["calls"] += 1
+            stats["seconds"] += time.process_time() - start
+
+    modules = [m for m in (functions, ges_module) if getattr(m, "local_score_marginal_general", None) is original]
+    for m in modules:
+        m.local_score_marginal_general = counted
+    try:
+        yield stats
+    finally:
+        for m in modules:
+            m.local_score_marginal_general = original
 
 
 def _autograd(objective, theta):
@@ -30,59 +83,119 @@ def _autograd(objective, theta):
     return value.item(), t.grad.numpy().copy()
 
 
-def gradient_line(data, size: str, repeats: int = 10) -> bool:
+def gradient_line(data, size: str, repeats: int) -> bool:
     score = LearnedKernelScore().fit(data.data, data.groups)
     d = score.num_variables_
-    pairs = [(c, [p]) for c in range(d) for p in range(d) if p != c][:6] + [(c, []) for c in range(2)]
-    pairs += [(d - 1, [0, 1])]
+    pairs = [(c, [p]) for c in range(d) for p in range(d) if p != c][:4] + [(0, []), (d - 1, [0, 1])]
     problems = [score.problem(c, ps) for c, ps in pairs]
-    seconds, agree = [], True
-    for evaluate in (_autograd, lambda objective, theta: objective.value_and_grad(theta)):
-        start = time.perf_counter()
-        for objective, init, _ in problems:
-            for _ in range(repeats):
-                evaluate(objective, init)
-        seconds.append(time.perf_counter() - start)
+    agree = True
     for objective, init, _ in problems:
         (v1, g1), (v2, g2) = _autograd(objective, init), objective.value_and_grad(init)
         agree &= bool(abs(v1 - v2) <= 1e-10 * max(1.0, abs(v1)) and np.allclose(g1, g2, rtol=1e-8, atol=1e-12))
-    print(f"learned-kernel objective + gradient, closed form vs torch autograd, {size}, {len(pairs)} pairs x "
-          f"{repeats}: closed form {seconds[1]:.2f}s, autograd {seconds[0]:.2f}s, "
-          f"ratio {seconds[0] / seconds[1]:.2f}x, values and gradients {'agree' if agree else 'DISAGREE'}")
+    per = len(problems)
+    _, auto = median_seconds(lambda: [_autograd(o, i) for o, i, _ in problems], repeats)
+    _, closed = median_seconds(lambda: [o.value_and_grad(i) for o, i, _ in problems], repeats)
+    print(f"learned-kernel objective + gradient per evaluation, {size}: closed form {1e3 * closed / per:.1f} ms, "
+          f"torch autograd {1e3 * auto / per:.1f} ms, ratio {auto / closed:.2f}x, values and gradients "
+          f"{'agree' if agree else 'DISAGREE'}")
     return agree
+
+
+def official_adam_line(repeats: int) -> bool:
+    fixture = json.loads(FIXTURE.read_text())
+    case = next(c for c in fixture["cases"] if c["name"] == "mi_adam_continuous")
+    data = np.array(case["inputs"]["data"])
+    pairs = [(int(c), list(p)) for c, p in case["inputs"]["pairs"]]
+
+    def ours():
+        score = LearnedKernelScore(optimizer="adam", epochs=200).fit(data)
+        return [score.local_score(c, p) for c, p in pairs]
+
+    values, seconds = median_seconds(ours, repeats)
+    gap = float(np.max(np.abs(np.array(values) - np.array(case["values"]["score"]))))
+    agree = gap <= case["tolerance"]
+    recorded = case["official_seconds"]
+    print(f"official Adam loop (200 epochs, {len(pairs)} pairs, n = {len(data)}): ours {seconds:.2f}s CPU, official "
+          f"{recorded:.2f}s CPU recorded on {fixture['recorded']['machine']} ({fixture['recorded']['date']}), ratio "
+          f"{recorded / seconds:.1f}x; max |ours - official| {gap:.1e} ({'agree' if agree else 'DISAGREE'})")
+    return agree
+
+
+class _TimedCausalLearnScore(CausalLearnScore):
+    """causal-learn's local score behind our interface, with the CPU seconds spent inside it counted."""
+
+    inside = 0.0
+
+    def _compute(self, child, parents):
+        start = time.process_time()
+        try:
+            return super()._compute(child, parents)
+        finally:
+            self.inside += time.process_time() - start
+
+
+def same_score_line(data, small, size: str, repeats: int) -> bool:
+    def ours():
+        score = _TimedCausalLearnScore("marginal").fit(data.data)
+        return GES(score, max_parents=None).fit().cpdag_, score
+
+    def theirs():
+        with counting_marginal_calls() as stats:
+            cpdag, _ = causallearn_ges(data.data, "marginal")
+        return cpdag, stats
+
+    warm = lambda: GES(CausalLearnScore("marginal").fit(small.data), max_parents=None).fit()  # noqa: E731
+    (our_cpdag, score), our_seconds = median_seconds(ours, repeats, warm)
+    (their_cpdag, stats), their_seconds = median_seconds(theirs, repeats, lambda: causallearn_ges(small.data))
+    agree = bool((our_cpdag == their_cpdag).all())
+    calls = max(stats["calls"], 1)
+    print(f"same score (causal-learn marginal), our GES vs causal-learn ges, {size}: ours {our_seconds:.1f}s, "
+          f"causal-learn {their_seconds:.1f}s, ratio {their_seconds / our_seconds:.2f}x (target 2x); profile: "
+          f"local-score calls ours {score.n_evaluations_}, causal-learn {stats['calls']}; inside the score function "
+          f"ours {100 * score.inside / max(our_seconds, 1e-12):.0f}% of the search ({score.inside / max(score.n_evaluations_, 1):.3f}s "  # noqa: E501
+          f"per call, on an ndarray), causal-learn {100 * stats['seconds'] / max(their_seconds, 1e-12):.0f}% "
+          f"({stats['seconds'] / calls:.3f}s per call, on the np.matrix its ges passes); CPDAGs "
+          f"{'agree' if agree else 'DISAGREE'}")
+    return agree
+
+
+def learned_line(data, small, size: str, repeats: int) -> None:
+    def ours():
+        score = LearnedKernelScore().fit(data.data, data.groups)
+        return GES(score, max_parents=None).fit(), score.n_evaluations_
+
+    warm = lambda: GES(LearnedKernelScore().fit(small.data), max_parents=None).fit()  # noqa: E731
+    (search, evaluations), seconds = median_seconds(ours, repeats, warm)
+    (cv, _), cv_seconds = median_seconds(lambda: causallearn_ges(data.data, "cv"), repeats,
+                                         lambda: causallearn_ges(small.data, "cv"))
+    print(f"learned-kernel GES vs causal-learn ges (CV score), {size}: ours {seconds:.1f}s ({evaluations} local "
+          f"scores, {seconds / max(evaluations, 1):.2f}s each), causal-learn {cv_seconds:.1f}s, ratio "
+          f"{cv_seconds / seconds:.2f}x (target 1x); skeleton F1 ours {skeleton_f1(data.dag, search.cpdag_):.2f} vs "
+          f"{skeleton_f1(data.dag, cv):.2f} (different scores)")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variables", type=int, default=5)
-    parser.add_argument("--samples", type=int, default=100)
+    parser.add_argument("--samples", type=int, default=100, help="n of the same-score search comparison")
+    parser.add_argument("--learned-samples", type=int, default=300, help="n of the learned-score comparison")
     parser.add_argument("--density", type=float, default=0.5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     torch.set_num_threads(1)  # compare the searches, not the thread pools
     warnings.filterwarnings("ignore")  # causal-learn's overflow warnings during its hyperparameter search
-    data = generate(args.variables, args.samples, args.density, rng=np.random.default_rng(args.seed))
-    size = f"d={args.variables} n={args.samples} density={args.density}"
-    gradients_agree = gradient_line(data, size)
-
-    start = time.perf_counter()
-    ours = GES(CausalLearnScore("marginal").fit(data.data)).fit().cpdag_
-    ours_seconds = time.perf_counter() - start
-    theirs, theirs_seconds = causallearn_ges(data.data, "marginal")
-    agree = bool((ours == theirs).all())
-    print(f"same score (causal-learn marginal), our GES vs causal-learn ges, {size}: "
-          f"ours {ours_seconds:.1f}s, causal-learn {theirs_seconds:.1f}s, ratio {theirs_seconds / ours_seconds:.2f}x, "
-          f"CPDAGs {'agree' if agree else 'DISAGREE'}")
-
-    start = time.perf_counter()
-    learned = GES(LearnedKernelScore().fit(data.data, data.groups)).fit().cpdag_
-    learned_seconds = time.perf_counter() - start
-    for name in ("cv", "marginal"):
-        peer, peer_seconds = (theirs, theirs_seconds) if name == "marginal" else causallearn_ges(data.data, name)
-        print(f"learned-kernel GES vs causal-learn ges ({name} score), {size}: ours {learned_seconds:.1f}s, "
-              f"causal-learn {peer_seconds:.1f}s, ratio {peer_seconds / learned_seconds:.2f}x, skeleton F1 ours "
-              f"{skeleton_f1(data.dag, learned):.2f} vs {skeleton_f1(data.dag, peer):.2f} (different scores)")
-    return 0 if agree and gradients_agree else 1
+    small = generate(args.variables, 30, args.density, rng=np.random.default_rng(args.seed + 1))
+    ok = True
+    with threadpool_limits(1):
+        big = generate(args.variables, args.learned_samples, args.density, rng=np.random.default_rng(args.seed))
+        ok &= gradient_line(big, f"d={args.variables} n={args.learned_samples}", args.repeats)
+        ok &= official_adam_line(args.repeats)
+        data = generate(args.variables, args.samples, args.density, rng=np.random.default_rng(args.seed))
+        ok &= same_score_line(data, small, f"d={args.variables} n={args.samples} density={args.density}",
+                              args.repeats)
+        learned_line(big, small, f"d={args.variables} n={args.learned_samples} density={args.density}", args.repeats)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
