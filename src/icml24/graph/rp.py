@@ -35,6 +35,7 @@ import warnings
 import numpy as np
 import torch
 
+from .._estimator import Estimator
 from .._validation import check_finite, check_fitted
 from .operators import normalize_features, normalized_adjacency, normalized_gaussian_kernel_matmul
 
@@ -59,7 +60,7 @@ def _propagate(operator: torch.Tensor, z: torch.Tensor, k: int, alpha: float, la
     return y
 
 
-class ResidualPropagation:
+class ResidualPropagation(Estimator):
     r"""Residual Propagation (Algorithm 1 of Yang et al., ICML 2024): ``R <- R - lr * S^k [R_L ; 0]``.
 
     Args:

@@ -61,10 +61,15 @@ def test_bpi_policies(instance):
 
 
 def test_estimator_validation():
+    """Parameters are checked at fit (the estimator contract: __init__ stores them verbatim)."""
+    tiny = ([0], [0], [1.0], np.array([[1.0]]))
     with pytest.raises(ValueError, match="split"):
-        RSPE(2, split=1.5)
+        RSPE(2, split=1.5).fit(*tiny)
     with pytest.raises(ValueError, match="tau contains NaN"):
-        RSPE(2, tau=float("nan"))
+        RSPE(2, tau=float("nan")).fit(*tiny)
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="rank must be an integer"):
+            SIPS(bad).fit(*tiny)
     with pytest.raises(ValueError, match="zero behaviour probability"):
         RSPE(1).fit([0], [1], [1.0], np.array([[1.0, 0.0]]))
 
@@ -108,4 +113,4 @@ def test_phase1_samples_is_the_official_protocol(instance):
     everything = RSPE(2, phase1_samples=len(rewards)).fit(*data)
     np.testing.assert_allclose(everything.theta_, RSPE(2).fit(*data).theta_)
     with pytest.raises(ValueError, match="phase1_samples must be a positive int and cannot be combined with split"):
-        RSPE(2, split=0.5, phase1_samples=100)
+        RSPE(2, split=0.5, phase1_samples=100).fit(*data)

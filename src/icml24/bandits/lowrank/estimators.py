@@ -26,6 +26,7 @@ import warnings
 
 import numpy as np
 
+from icml24._estimator import Estimator
 from icml24._validation import FittedAttributes, check_finite, check_fitted, check_positive
 
 from .environment import as_policy_matrix
@@ -53,7 +54,12 @@ def _validate_samples(contexts, arms, rewards, behaviour, context_probs):
     return contexts, arms, rewards, behaviour, omega
 
 
-class _PlugIn(FittedAttributes):
+def _check_rank(rank) -> None:
+    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 1:
+        raise ValueError(f"rank must be an integer >= 1, got {rank!r}")
+
+
+class _PlugIn(Estimator, FittedAttributes):
     """Shared ``evaluate`` and ``policy_`` of estimators that hold a ``reward_matrix_``."""
 
     _fit_call = "fit(contexts, arms, rewards, behaviour)"
@@ -110,11 +116,10 @@ class SIPS(_PlugIn):
     """
 
     def __init__(self, rank: int):
-        if rank < 1:
-            raise ValueError(f"rank must be >= 1, got {rank}")
         self.rank = rank
 
     def fit(self, contexts, arms, rewards, behaviour, context_probs=None):
+        _check_rank(self.rank)
         contexts, arms, rewards, behaviour, omega = _validate_samples(contexts, arms, rewards, behaviour, context_probs)
         self.context_probs_ = omega
         self.ips_matrix_ = ips_matrix(contexts, arms, rewards, behaviour, omega)
@@ -156,20 +161,23 @@ class RSPE(_PlugIn):
     """
 
     def __init__(self, rank: int, tau: float = 1e-4, split: float | None = None, phase1_samples: int | None = None):
-        if rank < 1:
-            raise ValueError(f"rank must be >= 1, got {rank}")
-        check_positive("tau", tau, allow_zero=True)
-        if split is not None and not 0.0 < split < 1.0:
-            raise ValueError(f"split must lie in (0, 1) or be None (no split), got {split}")
-        if phase1_samples is not None and (split is not None or int(phase1_samples) < 1):
-            raise ValueError(f"phase1_samples must be a positive int and cannot be combined with split; got "
-                             f"phase1_samples={phase1_samples}, split={split}")
         self.rank = rank
         self.tau = tau
         self.split = split
         self.phase1_samples = phase1_samples
 
+    def _check_params(self) -> None:
+        _check_rank(self.rank)
+        check_positive("tau", self.tau, allow_zero=True)
+        split, phase1_samples = self.split, getattr(self, "phase1_samples", None)
+        if split is not None and not 0.0 < split < 1.0:
+            raise ValueError(f"split must lie in (0, 1) or be None (no split), got {split}")
+        if phase1_samples is not None and (split is not None or int(phase1_samples) < 1):
+            raise ValueError(f"phase1_samples must be a positive int and cannot be combined with split; got "
+                             f"phase1_samples={phase1_samples}, split={split}")
+
     def fit(self, contexts, arms, rewards, behaviour, context_probs=None):
+        self._check_params()
         contexts, arms, rewards, behaviour, omega = _validate_samples(contexts, arms, rewards, behaviour, context_probs)
         num_samples = len(rewards)
         if self.phase1_samples is not None:  # the official script's protocol (see phase1_samples)
