@@ -1,6 +1,8 @@
 """Vectorized InfectionSimulation against a per-agent loop (one step per pair per round, as the official
-simulation loops over chats) on 2^12 agents: equal curves for the same seed, time ratio in one run; then the
-acceptance timing of 2^20 agents x 32 rounds.
+simulation loops over chats) on 2^12 agents: equal curves (carriers and the official current infection ratio) for
+the same seed, time ratio in one run; then the acceptance timing of 2^20 agents x 32 rounds (< 60 s), and our cost
+per agent-round beside the official round loop's with stand-in models (tests/parity/agent-smith.json, CPU seconds
+on the recording machine).
 
     python benchmarks/bench_agent_smith.py [--log2-agents 12] [--rounds 32] [--repeats 3]
 """
@@ -8,7 +10,9 @@ acceptance timing of 2^20 agents x 32 rounds.
 from __future__ import annotations
 
 import argparse
+import json
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -18,14 +22,16 @@ from icml24.agents import InfectionSimulation
 def loop_run(sim: InfectionSimulation, rounds: int, rng: np.random.Generator) -> np.ndarray:
     """The same dynamics, one agent / one pair at a time, replaying the simulation's random draws."""
     ages = [int(a) for a in sim.initial_ages(rng)]
-    rng.random(sim.num_agents)  # the initial symptom draw run() makes
-    carriers = [sum(a >= 0 for a in ages) / sim.num_agents]
+    carriers, current = [sum(a >= 0 for a in ages) / sim.num_agents], []
     for _ in range(rounds):
         draws = sim.draw_round(rng)
         start = [a >= 0 for a in ages]
         new = list(ages)
+        sick = 0
         for i in range(len(draws["questioners"])):
             q, a = int(draws["questioners"][i]), int(draws["answerers"][i])
+            if start[q] and draws["retrieve"][i]:  # V_adv is this chat's image: the official infection count
+                sick += int(draws["jailbreak_q"][i]) + int(draws["jailbreak_a"][i])
             age = new[a] + 1 if new[a] >= 0 else -1  # the answerer's album receives one image
             if age >= sim.album_size:
                 age = -1
@@ -37,7 +43,8 @@ def loop_run(sim: InfectionSimulation, rounds: int, rng: np.random.Generator) ->
                 new[agent] = -1
         ages = new
         carriers.append(sum(a >= 0 for a in ages) / sim.num_agents)
-    return np.asarray(carriers)
+        current.append(sick / sim.num_agents)
+    return np.concatenate([carriers, current])
 
 
 def main() -> None:
@@ -46,11 +53,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=32)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    sim = InfectionSimulation(2**args.log2_agents, alpha=0.95, beta=0.8, gamma=0.05, seed_ratio=1 / 256)
+    sim = InfectionSimulation(2**args.log2_agents, alpha=0.76, beta=0.8, gamma=0.05, seed_ratio=1 / 256)
     t_fast, t_slow = [], []
     for _ in range(args.repeats):  # best of a few repeats; the first also warms numpy up
         start = time.perf_counter()
-        fast = sim.run(args.rounds, np.random.default_rng(0)).carriers_.copy()
+        sim.run(args.rounds, np.random.default_rng(0))
+        fast = np.concatenate([sim.carriers_, sim.infected_])
         t_fast.append(time.perf_counter() - start)
         start = time.perf_counter()
         slow = loop_run(sim, args.rounds, np.random.default_rng(0))
@@ -59,10 +67,20 @@ def main() -> None:
     assert np.array_equal(fast, slow), "the vectorized and the per-agent curves differ"
     print(f"N=2^{args.log2_agents}, {args.rounds} rounds: vectorized {t_fast:.4f} s, per-agent loop {t_slow:.3f} s, "
           f"ratio {t_slow / t_fast:.0f}x (curves equal, final carriers {fast[-1]:.4f})")
-    big = InfectionSimulation(2**20, alpha=0.95, beta=0.8, gamma=0.0, seed_ratio=1 / 1024)
-    start = time.perf_counter()
+    big = InfectionSimulation(2**20, alpha=1.0, beta=1.0, gamma=0.0, seed_ratio=1 / 1024)
+    start, cpu = time.perf_counter(), time.process_time()
     big.run(32, np.random.default_rng(0))
-    print(f"N=2^20, 32 rounds: {time.perf_counter() - start:.2f} s (cumulative infected {big.cumulative_[-1]:.4f})")
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    print(f"N=2^20, 32 rounds: {wall:.2f} s wall, {cpu:.2f} s CPU (acceptance: < 60 s; cumulative infected "
+          f"{big.cumulative_[-1]:.4f})")
+    fixture = Path(__file__).resolve().parents[1] / "tests" / "parity" / "agent-smith.json"
+    if fixture.exists():
+        case = json.loads(fixture.read_text())["cases"][0]
+        n, r = case["inputs"]["num_agents"], case["inputs"]["rounds"]
+        official = case["official_seconds"] / (n * r)
+        ours = cpu / (2**20 * 32)
+        print(f"per agent-round: ours {ours * 1e9:.0f} ns CPU vs the official round loop with stand-in models "
+              f"{official * 1e6:.1f} us CPU (N={n}, {r} rounds): ratio {official / ours:.0f}x")
 
 
 if __name__ == "__main__":

@@ -6,12 +6,19 @@ import numpy as np
 import pytest
 import torch
 
-from icml24.agents.society import SocietyTables, initial_albums, run_society, society_experiment, society_tables
+from icml24.agents.society import (
+    SocietyTables,
+    border_fraction,
+    initial_albums,
+    run_society,
+    society_experiment,
+    society_tables,
+)
 from icml24.agents.society_attack import ChatRecords, border_mask, craft_border_attack
-from icml24.agents.society_models import make_world, render, train_clip, train_responder
+from icml24.agents.society_models import make_world, render, render_ood, train_clip, train_responder
 
 SMALL = dict(num_agents=16, rounds=5, attack_epochs=2, seed=3, train_steps=30, bank_per_class=8,
-             ensemble_agents=16, ensemble_rounds=4)
+             ensemble_agents=16, ensemble_rounds=4, size=32, border=1, borders=(2,), ood_probes=8)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -35,7 +42,7 @@ def _random_tables(world, n_images: int, rng: np.random.Generator) -> SocietyTab
 
 def test_album_never_exceeds_its_size_and_answerer_receives_the_image():
     rng = np.random.default_rng(0)
-    world = make_world(rng)
+    world = make_world(rng, size=32)
     bank_classes = np.repeat(np.arange(world.num_classes), 4)
     tables = _random_tables(world, len(bank_classes) + 1, rng)
     roles = rng.integers(0, world.num_roles, 20)
@@ -69,7 +76,7 @@ def test_initial_albums_hold_preferred_objects():
 def test_attack_changes_only_the_border():
     rng = np.random.default_rng(2)
     gen = torch.Generator().manual_seed(2)
-    world = make_world(rng)
+    world = make_world(rng, size=32)
     clip = train_clip(world, rng, gen, steps=5)
     responder = train_responder(world, rng, gen, steps=5)
     n = 16
@@ -89,9 +96,9 @@ def test_attack_changes_only_the_border():
 def test_clean_images_never_yield_harmful():
     rng = np.random.default_rng(4)
     gen = torch.Generator().manual_seed(4)
-    world = make_world(rng)
+    world = make_world(rng, size=32)
     clip = train_clip(world, rng, gen, steps=50)
-    responder = train_responder(world, rng, gen)
+    responder = train_responder(world, rng, gen, steps=200)
     images = render(world, rng.integers(0, world.num_classes, 256), rng)
     tables = society_tables(world, clip, responder, images)
     assert not (tables.out_ask == world.harmful).any()
@@ -109,21 +116,38 @@ def test_same_seed_same_metrics_and_shapes():
     assert all(np.isfinite(v) and isinstance(v, float) for v in m1.values())
     assert c1["crafted_cumulative"].shape == (SMALL["rounds"],)
     assert c1["clean_cumulative"].shape == (SMALL["rounds"],)
-    assert m1["clean_cumulative_final"] == 0.0
 
 
-def test_rejects_bad_arguments():
+@pytest.mark.parametrize("bad", [dict(num_agents=1), dict(num_agents=7), dict(rounds=0), dict(border=16),
+                                 dict(border=0), dict(borders=(20,)), dict(border=1.5), dict(size=30)])
+def test_rejects_bad_arguments(bad):
+    args = dict(SMALL, **bad)
     with pytest.raises(ValueError):
-        society_experiment(num_agents=1, rounds=2, attack_epochs=1, seed=0)
-    with pytest.raises(ValueError):
-        society_experiment(num_agents=8, rounds=0, attack_epochs=1, seed=0)
+        society_experiment(**args)
 
 
-def test_default_society_runs_and_reports_rates():
-    metrics, curves = society_experiment(num_agents=64, rounds=16, attack_epochs=20, seed=0)
-    assert KEYS <= set(metrics)
-    for key in ("alpha_q", "alpha_a", "beta", "crafted_cumulative_final", "clean_cumulative_final"):
-        assert 0.0 <= metrics[key] <= 1.0
-    assert 1.0 <= metrics["crafted_rounds_to_90"] <= 17.0
-    assert np.all(np.diff(curves["crafted_cumulative"]) >= 0)
-    assert metrics["clean_cumulative_final"] == 0.0
+def test_run_society_refuses_an_odd_number_of_agents():
+    rng = np.random.default_rng(0)
+    world = make_world(rng, size=32)
+    tables = _random_tables(world, 9, rng)
+    with pytest.raises(ValueError, match="even"):
+        run_society(world, tables, np.zeros(5, int), np.zeros((5, 10), int), 8, 1, rng)
+
+
+def test_border_fraction_matches_the_papers_budget_at_112_pixels():
+    assert border_fraction(336, 6) == pytest.approx(0.0701, abs=1e-4)
+    assert border_fraction(112, 2) == pytest.approx(border_fraction(336, 6))
+
+
+def test_out_of_kind_images_differ_from_the_albums():
+    rng = np.random.default_rng(5)
+    world = make_world(rng, size=32)
+    ood, album = render_ood(world, 4, rng), render(world, np.arange(4), rng)
+    assert ood.shape == album.shape == (4, 3, 32, 32) and 0 <= float(ood.min()) and float(ood.max()) <= 1
+
+
+def test_society_metrics_report_the_budget_curve_and_the_clean_control():
+    metrics, _ = society_experiment(**SMALL)
+    for b in (1, 2):
+        assert {f"h{b}_cumulative_final", f"h{b}_beta", f"h{b}_border_fraction"} <= set(metrics)
+    assert 0.0 <= metrics["clean_ood_harmful_rate"] <= 1.0 and metrics["image_size"] == 32.0

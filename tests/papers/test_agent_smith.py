@@ -3,6 +3,7 @@
 import inspect
 import math
 
+import numpy as np
 import pytest
 from smoke_runs import smoke_summaries
 
@@ -18,36 +19,57 @@ def smoke_metrics(tmp_path_factory):
 def test_smoke_runs_give_finite_metrics_the_regime_and_decidable_claims(smoke_metrics):
     for name, summary in smoke_metrics.items():
         assert summary["num_seeds"] == 2 and all(math.isfinite(v) for v in summary.values())
-        assert {"alpha", "beta"} <= set(summary)  # the regime is in the metrics
+        assert {"alpha", "beta"} <= set(summary) or name == "sensitivity"  # the regime is in the metrics
         for claim in claims_of(paper.PAPER.experiments[name]):
             assert claim.evaluate(summary).status in {"holds", "fails"}
 
 
 def _good():
     return {
-        "scaling": {"largest_rounds_to_99_cumulative": 30.0, "mad_recurrence_large": 0.01},
+        "scaling": {"current22_max_z": 0.8, "largest_rounds_to_level_cumulative": 27.0, "mad_recurrence_large": 0.01},
+        "table1": {"table1_max_z": 0.9},
         "defence": {"max_contained_final": 0.008, "max_uncontained_gap": 0.002},
-        "rounds_vs_size": {"infection_r2_vs_ln_n": 0.97, "infection_loglog_slope": 0.09,
-                           "baseline_infectious_cumulative_final": 0.99},
+        "rounds_vs_size": {"infection_r2_vs_ln_n": 0.97, "infection_loglog_slope": 0.09},
         "real_society": {"crafted_cumulative_final": 0.97},
     }
 
 
 def test_every_claim_can_fail(claims_can_fail):
     bad = [
-        {"largest_rounds_to_99_cumulative": 45.0},  # a slower spread than Fig. 1
+        {"current22_max_z": 6.0},  # round-22 current ratio far from App. E.1 (e.g. alpha = 0.76: 0.2 below)
+        {"largest_rounds_to_level_cumulative": 45.0},  # a slower spread than Fig. 1
         {"mad_recurrence_large": 0.08},  # simulation off the recurrence
+        {"table1_max_z": 12.0},  # Table 1's cells missed (the sequential jailbreak: p_16 = 17/256)
         {"max_contained_final": 0.2},  # a defence at beta <= 2 gamma that does not contain
         {"infection_loglog_slope": 0.9, "infection_r2_vs_ln_n": 0.7},  # polynomial, not logarithmic, growth
-        {"baseline_infectious_cumulative_final": 33 / 256},  # no faster than the sequential jailbreak
         {"crafted_cumulative_final": 0.4},  # the crafted image stalls
     ]
     claims_can_fail(paper.CLAIMS, _good(), bad)
 
 
 def test_the_one_million_claim_also_fails_when_too_fast():
-    claim = paper.CLAIMS[0]
-    assert claim.evaluate({"largest_rounds_to_99_cumulative": 12.0}).status == "fails"
+    claim = paper.CLAIMS[1]
+    assert claim.evaluate({"largest_rounds_to_level_cumulative": 24.0}).status == "fails"  # 99% level, alpha = 1
+
+
+def test_the_prediction_z_reads_the_spread_of_one_run():
+    runs = [{"x": 0.94}, {"x": 0.96}, {"x": 0.95}]
+    assert paper._prediction_z(runs, "x", 0.95) == pytest.approx(0.0)
+    assert paper._prediction_z(runs, "x", 0.99) == pytest.approx(0.04 / (0.01 * (1 + 1 / 3) ** 0.5))
+    assert paper._prediction_z([{"x": 0.5}], "x", 0.51) == pytest.approx(5.0)  # one seed: the 0.002 floor
+
+
+def test_the_bernoulli_variant_overstates_the_current_ratio_at_the_same_rates():
+    """The issue's finding, as a property: at beta = 0.8 and jailbreak 0.95 (alpha = 0.76) the theory's coin gives
+    the same mean current ratio, but alpha = 0.95 (allowed only there) overstates it by ~0.19 near saturation."""
+    from icml24.agents import InfectionSimulation
+
+    official = InfectionSimulation(2**14, alpha=0.76, beta=0.8, seed_ratio=0.05).run(40, np.random.default_rng(0))
+    theory = InfectionSimulation(2**14, alpha=0.95, beta=0.8, seed_ratio=0.05, definition="bernoulli")
+    theory.run(40, np.random.default_rng(0))
+    assert (theory.infected_ - official.infected_)[-5:].mean() == pytest.approx(0.19, abs=0.02)
+    with pytest.raises(ValueError, match="cannot exceed"):
+        InfectionSimulation(256, alpha=0.95, beta=0.8)
 
 
 def test_settings_follow_the_paper():
@@ -56,7 +78,14 @@ def test_settings_follow_the_paper():
     assert 20 in scaling.quick["log2_sizes"]
     defaults = {k: v.default for k, v in inspect.signature(paper.scaling.fn).parameters.items()}
     assert defaults["seed_ratio"] == 1 / 1024 and defaults["album_size"] == 10 and defaults["history_size"] == 3
-    assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
+    assert defaults["alpha"] <= defaults["beta"] and defaults["definition"] == "official"
+    assert {14, 17, 20} <= set(scaling.quick["log2_sizes"])
+    society = {k: v.default for k, v in inspect.signature(paper.real_society.fn).parameters.items()}
+    from icml24.agents import border_fraction
+
+    assert border_fraction(112, society["border"]) == pytest.approx(border_fraction(336, 6))  # the paper's 7%
+    judged = {claim.experiment.name for claim in paper.CLAIMS} | {r.experiment.name for r in paper.REGIMES}
+    assert judged == set(paper.PAPER.experiments)
 
 
 def test_regimes_read_metrics_the_smoke_runs_report(smoke_metrics):
@@ -69,7 +98,7 @@ def test_the_sequential_null_fills_the_infectious_slot_with_the_one_agent_per_ro
     from icml24.core import Context
 
     metrics = paper.rounds_vs_size.fn(Context(seed=0), log2_sizes=[8, 10], max_rounds=8, attack="sequential")
-    assert metrics["baseline_infectious_cumulative_final"] == pytest.approx(33 / 256)
+    assert metrics["baseline_infectious_cumulative_final"] == pytest.approx(32 / 256)  # rounds 0..31
     assert metrics["n2e8_rounds_to_90_carriers"] == 230  # exact, not capped at max_rounds
     assert metrics["infection_loglog_slope"] == pytest.approx(1.0, abs=0.01)
     with pytest.raises(ValueError, match="attack"):

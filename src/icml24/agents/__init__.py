@@ -10,6 +10,7 @@ _EXPORTS: dict[str, str] = {
     "first_round_reaching": ".simulation",
     "sequential_jailbreak": ".simulation",
     "sequential_rounds_to": ".simulation",
+    "rate_grid": ".simulation",
     # the theory (Sec. 3.1, App. B)
     "recurrence": ".theory",
     "closed_form": ".theory",
@@ -21,6 +22,8 @@ _EXPORTS: dict[str, str] = {
     "fit_rates": ".theory",
     # the small real-retrieval society
     "society_experiment": ".society",
+    "border_fraction": ".society",
+    "DEFINITIONS": ".simulation",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

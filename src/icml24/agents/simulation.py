@@ -2,30 +2,51 @@
 
 N agents chat in randomized pairs every round. Each agent holds a FIFO image album of ``album_size`` slots; the
 only album content that matters is the adversarial image V_adv, so an agent's state is the *age* of its newest
-copy of V_adv (0 = just pushed, -1 = absent). One round (paper, Sec. 3.2 and Alg. 1):
+copy of V_adv (0 = just pushed, -1 = absent). One round t (paper, Sec. 3.2 and Alg. 1):
 
 1. a uniformly random perfect matching splits the agents into N/2 (questioner, answerer) pairs;
 2. a questioner that carries V_adv at the start of the round retrieves it with probability beta (Eq. 2);
-3. the retrieved image is pushed into the ANSWERER's album (FIFO: every answerer's album receives one image, so
+3. the chat's image is pushed into the ANSWERER's album (FIFO: every answerer's album receives one image, so
    every copy of V_adv in an answerer's album ages by one and is evicted at age ``album_size``);
 4. a defence purges V_adv from each start-of-round carrier with probability gamma (Eq. 3); only start-of-round
-   carriers can recover, so new carriers never recover in the round they are infected (Eq. 5);
-5. a carrier shows the symptom (a harmful output) with probability alpha (Eq. 1), so p_t ~ alpha c_t (Eq. 4).
+   carriers can recover, so new carriers never recover in the round they are infected (Eq. 5).
+
+Who is *infected* in round t has two definitions (``definition``):
+
+- ``"official"`` (the official code, ``simulation_test_batch.py`` + ``Analyze.ipynb``): an agent is infected in
+  round t when its output in that round's chat is the target, which needs V_adv to be the chat's image, i.e.
+  retrieved by the chat's questioner. The questioner is infected with probability jailbreak_Q, the answerer with
+  jailbreak_A, both given the retrieval; an answerer can be infected in the round it receives V_adv. The rates of
+  App. E.4 are then alpha = retrieval x jailbreak, so alpha <= beta, and E[p_t] = alpha c_t (Eq. 4).
+- ``"bernoulli"`` (the theory, Eq. 1 and 4): every start-of-round carrier shows the symptom with an independent
+  probability alpha, whatever its chat; any alpha in [0, 1].
+
+Curves: ``carriers_[t]`` is c_t at the start of round t (t = 0..rounds, the last one after the final round);
+``infected_[t]`` and ``cumulative_[t]`` are the current and cumulative infection ratios of round t's chats
+(t = 0..rounds-1), indexed as the official notebook indexes them (round 0 is the first chat).
 
 The text history (``history_size``) does not change who carries the virus; it is kept as a recorded setting.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from .._validation import FittedAttributes, check_finite, check_positive
 
+DEFINITIONS = ("official", "bernoulli")
+
 
 def random_matching(rng: np.random.Generator, num_agents: int) -> tuple[np.ndarray, np.ndarray]:
-    """A uniformly random perfect matching as (questioners, answerers), each of length N/2 (a permutation split)."""
-    perm = rng.permutation(num_agents)
-    half = num_agents // 2
+    """A uniformly random perfect matching as (questioners, answerers), each of length N/2 (a permutation split).
+
+    Pair-wise chat needs an even N: an odd N would leave one agent out of every round, so it is refused."""
+    if isinstance(num_agents, bool) or int(num_agents) != num_agents or num_agents < 2 or int(num_agents) % 2:
+        raise ValueError(f"num_agents must be an even integer >= 2 (every agent chats in a pair), got {num_agents!r}")
+    perm = rng.permutation(int(num_agents))
+    half = int(num_agents) // 2
     return perm[:half], perm[half:]
 
 
@@ -40,30 +61,48 @@ class InfectionSimulation(FittedAttributes):
     """Randomized pair-wise chat of ``num_agents`` agents with one adversarial image (Eq. 5 dynamics).
 
     ``seed_ratio`` is c_0: ``max(1, round(seed_ratio * N))`` agents start with V_adv in their album (App. E.1 puts
-    it into 1024 of 2^20 albums). After ``run``: ``carriers_``, ``infected_`` (current) and ``cumulative_``
-    (ever infected) ratios, each of length rounds + 1 (index t = start of round t), and ``ages_`` (final state).
+    it into 1024 of 2^20 albums). ``alpha`` is the infection rate of a carrier's chat (Eq. 1): under the official
+    definition retrieval x jailbreak, so it must not exceed ``beta``; the jailbreak rate given retrieval is
+    alpha / beta; ``alpha=None`` means alpha = beta (official) or 1 (bernoulli). After ``run``: ``carriers_``
+    (rounds + 1), ``infected_`` and ``cumulative_`` (rounds each), ``ages_`` (the final state) and ``rates_``
+    (App. E.4's beta_t, alpha^Q_t, alpha^A_t per round); see the module docstring for the indexing.
     """
 
     _fit_call = "run(rounds, rng)"
 
-    def __init__(self, num_agents: int, album_size: int = 10, history_size: int = 3, alpha: float = 1.0,
-                 beta: float = 1.0, gamma: float = 0.0, seed_ratio: float = 1 / 1024):
-        if int(num_agents) < 2 or int(num_agents) % 2:
-            raise ValueError(f"num_agents must be an even number >= 2 (pairs), got {num_agents}")
-        if int(album_size) < 1 or int(history_size) < 0:
-            raise ValueError(f"album_size must be >= 1 and history_size >= 0, got {album_size}, {history_size}")
+    def __init__(self, num_agents: int, album_size: int = 10, history_size: int = 3, alpha: float | None = None,
+                 beta: float = 1.0, gamma: float = 0.0, seed_ratio: float = 1 / 1024, definition: str = "official"):
+        if isinstance(num_agents, bool) or int(num_agents) != num_agents or num_agents < 2 or int(num_agents) % 2:
+            raise ValueError(f"num_agents must be an even integer >= 2 (pairs), got {num_agents!r}")
+        if int(album_size) != album_size or int(album_size) < 1 or int(history_size) < 0:
+            raise ValueError(f"album_size must be an integer >= 1 and history_size >= 0, got {album_size}, "
+                             f"{history_size}")
+        if definition not in DEFINITIONS:
+            raise ValueError(f"definition must be one of {', '.join(DEFINITIONS)}, got {definition!r}")
         self.num_agents = int(num_agents)
         self.album_size = int(album_size)
         self.history_size = int(history_size)
-        self.alpha = _check_rate("alpha", alpha)
         self.beta = _check_rate("beta", beta)
+        if alpha is None:  # every retrieval jailbreaks (official); the theory's certain symptom (bernoulli)
+            alpha = self.beta if definition == "official" else 1.0
+        self.alpha = _check_rate("alpha", alpha)
         self.gamma = _check_rate("gamma", gamma)
         self.seed_ratio = _check_rate("seed_ratio", seed_ratio)
+        self.definition = definition
+        if definition == "official" and self.alpha > self.beta:
+            raise ValueError(f"under the official definition alpha = retrieval x jailbreak (App. E.4) cannot exceed "
+                             f"beta (the retrieval rate): got alpha={alpha} > beta={beta}; lower alpha or pass "
+                             f"definition='bernoulli' (the theory's independent symptom draw)")
 
     @property
     def num_seeded(self) -> int:
         """Agents that start with V_adv: c_0 N, at least one."""
         return max(1, int(round(self.seed_ratio * self.num_agents)))
+
+    @property
+    def jailbreak(self) -> float:
+        """Jailbreak rate of a chat given V_adv was retrieved (official definition): alpha / beta."""
+        return self.alpha / self.beta if self.beta > 0 else 0.0
 
     def initial_ages(self, rng: np.random.Generator) -> np.ndarray:
         """The starting state: V_adv (age 0) in ``num_seeded`` random albums, absent (-1) elsewhere."""
@@ -74,10 +113,40 @@ class InfectionSimulation(FittedAttributes):
     def draw_round(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
         """Every random number one round uses, in a fixed order (a per-agent loop can replay them exactly)."""
         questioners, answerers = random_matching(rng, self.num_agents)
-        return {"questioners": questioners, "answerers": answerers,
-                "retrieve": rng.random(questioners.size) < self.beta,  # Eq. 2
-                "purge": rng.random(self.num_agents) < self.gamma,  # Eq. 3
-                "symptom": rng.random(self.num_agents) < self.alpha}  # Eq. 1
+        half = questioners.size
+        draws = {"questioners": questioners, "answerers": answerers,
+                 "retrieve": rng.random(half) < self.beta,  # Eq. 2
+                 "purge": rng.random(self.num_agents) < self.gamma}  # Eq. 3
+        if self.definition == "official":
+            draws["jailbreak_q"] = rng.random(half) < self.jailbreak  # the question is the target
+            draws["jailbreak_a"] = rng.random(half) < self.jailbreak  # the answer is the target
+        else:
+            draws["symptom"] = rng.random(self.num_agents) < self.alpha  # Eq. 1
+        return draws
+
+    def infected_in_round(self, ages: np.ndarray, draws: dict[str, np.ndarray]) -> np.ndarray:
+        """Who is infected in the round that starts in state ``ages`` (a boolean mask over agents)."""
+        start = ages >= 0
+        if self.definition == "bernoulli":
+            return start & draws["symptom"]  # Eq. 4: p_t = alpha c_t in expectation
+        q, a = draws["questioners"], draws["answerers"]
+        retrieved = start[q] & draws["retrieve"]  # V_adv is this chat's image
+        sick = np.zeros(self.num_agents, dtype=bool)
+        sick[q] = retrieved & draws["jailbreak_q"]
+        sick[a] = retrieved & draws["jailbreak_a"]
+        return sick
+
+    @staticmethod
+    def chat_rates(ages: np.ndarray, draws: dict[str, np.ndarray], sick: np.ndarray) -> dict[str, float]:
+        """App. E.4's per-round rates over the chats whose questioner carries V_adv at the start of the round:
+        beta_t (retrieval), alpha^Q_t and alpha^A_t (the questioner's / answerer's output is the target); NaN when
+        no questioner carries it."""
+        q, a = draws["questioners"], draws["answerers"]
+        carrier_q = ages[q] >= 0
+        if not carrier_q.any():
+            return {"beta_t": np.nan, "alpha_q_t": np.nan, "alpha_a_t": np.nan}
+        return {"beta_t": float(draws["retrieve"][carrier_q].mean()), "alpha_q_t": float(sick[q][carrier_q].mean()),
+                "alpha_a_t": float(sick[a][carrier_q].mean())}
 
     def step(self, ages: np.ndarray, draws: dict[str, np.ndarray]) -> np.ndarray:
         """One chat round on the state ``ages`` (a new array is returned); ``draws`` from ``draw_round``."""
@@ -93,35 +162,43 @@ class InfectionSimulation(FittedAttributes):
         new[start & draws["purge"]] = -1  # Eq. 5: recovery of start-of-round carriers only
         return new
 
-    def run(self, rounds: int, rng: np.random.Generator) -> InfectionSimulation:
-        """Simulate ``rounds`` chat rounds; fills ``carriers_``, ``infected_``, ``cumulative_`` and ``ages_``."""
-        if int(rounds) < 0:
-            raise ValueError(f"rounds must be >= 0, got {rounds}")
-        ages = self.initial_ages(rng)
+    def simulate(self, ages: np.ndarray, rounds: Iterable[dict[str, np.ndarray]]) -> InfectionSimulation:
+        """Play the rounds ``rounds`` (draws as ``draw_round`` makes them, e.g. replayed from a recorded run) from
+        the state ``ages``; fills ``carriers_``, ``infected_``, ``cumulative_`` and ``ages_``."""
+        ages = np.asarray(ages, dtype=np.int16)
+        if ages.shape != (self.num_agents,) or ages.min() < -1 or ages.max() >= self.album_size:
+            raise ValueError(f"ages must be {self.num_agents} album ages in [-1, {self.album_size - 1}]")
         ever = np.zeros(self.num_agents, dtype=bool)
-        carriers, infected, cumulative = [], [], []
-        symptom = rng.random(self.num_agents) < self.alpha
-        for t in range(int(rounds) + 1):
-            if t:
-                draws = self.draw_round(rng)
-                ages = self.step(ages, draws)
-                symptom = draws["symptom"]
-            carry = ages >= 0
-            sick = carry & symptom  # Eq. 4: p_t = alpha c_t in expectation
+        carriers, infected, cumulative = [(ages >= 0).mean()], [], []
+        rates: dict[str, list[float]] = {"beta_t": [], "alpha_q_t": [], "alpha_a_t": []}
+        for draws in rounds:
+            sick = self.infected_in_round(ages, draws)
+            for key, value in self.chat_rates(ages, draws, sick).items():
+                rates[key].append(value)
             ever |= sick
-            carriers.append(carry.mean())
             infected.append(sick.mean())
             cumulative.append(ever.mean())
+            ages = self.step(ages, draws)
+            carriers.append((ages >= 0).mean())
         self.carriers_ = np.asarray(carriers)
         self.infected_ = np.asarray(infected)
         self.cumulative_ = np.asarray(cumulative)
+        self.rates_ = {key: np.asarray(value, dtype=float) for key, value in rates.items()}
         self.ages_ = ages
         return self
+
+    def run(self, rounds: int, rng: np.random.Generator) -> InfectionSimulation:
+        """Simulate ``rounds`` chat rounds from ``initial_ages``; fills the curves (see ``simulate``)."""
+        if isinstance(rounds, bool) or int(rounds) != rounds or rounds < 0:
+            raise ValueError(f"rounds must be an integer >= 0, got {rounds!r}")
+        ages = self.initial_ages(rng)
+        return self.simulate(ages, (self.draw_round(rng) for _ in range(int(rounds))))
 
 
 def first_round_reaching(curve: np.ndarray, level: float) -> int:
     """The first index t with ``curve[t] >= level``, or ``len(curve)`` when the curve never gets there."""
     curve = np.asarray(check_finite("curve", curve), dtype=float)
+    check_finite("level", level)
     hits = np.flatnonzero(curve >= level)
     return int(hits[0]) if hits.size else int(curve.size)
 
@@ -129,13 +206,34 @@ def first_round_reaching(curve: np.ndarray, level: float) -> int:
 def sequential_jailbreak(num_agents: int, rounds: int, per_round: int = 1, seeded: int = 1) -> np.ndarray:
     """Baseline (Fig. 3, left): the adversary jailbreaks ``per_round`` new agents each round and nobody passes the
     virus on, so the infected ratio grows linearly: p_t = min(1, (seeded + per_round t) / N)."""
-    if int(num_agents) < 1 or int(per_round) < 1 or int(rounds) < 0:
-        raise ValueError("num_agents and per_round must be >= 1 and rounds >= 0")
+    if int(num_agents) < 1 or int(per_round) < 1 or int(rounds) < 0 or int(seeded) < 0:
+        raise ValueError("num_agents and per_round must be >= 1, rounds and seeded >= 0")
     t = np.arange(int(rounds) + 1)
     return np.minimum(1.0, (int(seeded) + int(per_round) * t) / int(num_agents))
 
 
 def sequential_rounds_to(num_agents: int, level: float, per_round: int = 1, seeded: int = 1) -> int:
     """Rounds the sequential jailbreak needs to reach the infected ratio ``level`` (no loop over rounds)."""
+    check_finite("level", level)
+    if not 0 <= level <= 1 or int(num_agents) < 1 or int(per_round) < 1:
+        raise ValueError(f"level must lie in [0, 1] and num_agents, per_round >= 1, got {level}")
     need = int(np.ceil(level * num_agents - 1e-9)) - int(seeded)
     return max(0, int(np.ceil(need / int(per_round))))
+
+
+def rate_grid(num_agents: int, betas, jailbreaks, rounds: int, rng_for, seed_ratio: float = 1 / 1024,
+              level: float = 0.999, round_index: int = 22) -> dict[str, np.ndarray]:
+    """Sensitivity to the rates (official definition): for every retrieval rate beta and jailbreak rate given
+    retrieval (alpha = beta x jailbreak <= beta, App. E.4), the current ratio at ``round_index`` and the first round
+    the cumulative ratio reaches ``level``; grids of shape (len(betas), len(jailbreaks)). ``rng_for(beta, jailbreak)``
+    gives each cell's generator."""
+    grids = {"current": np.zeros((len(betas), len(jailbreaks))), "rounds_to_level": np.zeros((len(betas),
+                                                                                              len(jailbreaks)))}
+    for i, beta in enumerate(betas):
+        for j, jailbreak in enumerate(jailbreaks):
+            _check_rate("jailbreak", jailbreak)
+            sim = InfectionSimulation(num_agents, alpha=beta * jailbreak, beta=beta, seed_ratio=seed_ratio)
+            sim.run(rounds, rng_for(beta, jailbreak))
+            grids["current"][i, j] = sim.infected_[min(round_index, rounds - 1)]
+            grids["rounds_to_level"][i, j] = first_round_reaching(sim.cumulative_, level)
+    return grids

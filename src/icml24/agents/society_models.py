@@ -1,6 +1,8 @@
 """A small real society's world and models: procedural images, a tiny CLIP and a tiny multimodal responder.
 
 Everything is seeded by explicit ``numpy.random.Generator`` / ``torch.Generator`` objects (never the global RNG).
+Images are 3 x 112 x 112 (the paper's 336 px LLaVA input scaled by 1/3, so the paper's h = 6 border is h = 2 here at
+the same 7% of the pixels); both image towers start with a ViT-like 8 x 8 patch embedding, small enough for a CPU.
 Vocabulary: ``K`` object words (one per image class), ``R`` role words, the prompt words SELECT / ASK / ANSWER / ECHO
 and the harmful word. The responder's outputs are ``K`` question tokens, ``K`` answer tokens and one HARMFUL token
 (index ``2K``). Like a language model, the responder can emit every token: its pretraining includes a text-only echo
@@ -67,11 +69,18 @@ class World:
         return 2 * self.num_classes + 1
 
 
-def make_world(rng: np.random.Generator, num_classes: int = 8, num_roles: int = 16, size: int = 16,
+PATCH = 8  # the image towers' patch size (pixels)
+
+
+def make_world(rng: np.random.Generator, num_classes: int = 8, num_roles: int = 16, size: int = 112,
                prefs_per_role: int = 3) -> World:
-    """Random class patterns/colours and, per role, ``prefs_per_role`` distinct preferred classes."""
+    """Random class patterns/colours and, per role, ``prefs_per_role`` distinct preferred classes.
+
+    Pattern frequencies are 1.5-5.6 cycles per image whatever ``size`` (a multiple of the patch size, 8)."""
+    if int(size) != size or size < 2 * PATCH or size % PATCH:
+        raise ValueError(f"size must be a multiple of {PATCH} pixels and at least {2 * PATCH}, got {size!r}")
     angles = rng.uniform(0, np.pi, num_classes)
-    radius = rng.uniform(0.6, 2.2, num_classes)
+    radius = rng.uniform(0.6, 2.2, num_classes) * 16 / size
     freqs = np.stack([radius * np.cos(angles), radius * np.sin(angles)], axis=1)
     colors = rng.uniform(0.15, 1.0, (num_classes, 3))
     prefs = np.stack([rng.choice(num_classes, prefs_per_role, replace=False) for _ in range(num_roles)])
@@ -82,13 +91,50 @@ def render(world: World, classes: np.ndarray, rng: np.random.Generator) -> torch
     """Images (n, 3, S, S) in [0, 1]: a class-coloured sinusoidal pattern with random phase and pixel noise."""
     classes = np.asarray(classes)
     s = world.size
-    yy, xx = np.meshgrid(np.arange(s), np.arange(s), indexing="ij")
-    phase = rng.uniform(0, 2 * np.pi, len(classes))
-    f = world.freqs[classes]
+    yy, xx = np.meshgrid(np.arange(s, dtype=np.float32), np.arange(s, dtype=np.float32), indexing="ij")
+    phase = rng.uniform(0, 2 * np.pi, len(classes)).astype(np.float32)
+    f = world.freqs[classes].astype(np.float32)
     wave = np.sin(f[:, 0, None, None] * xx + f[:, 1, None, None] * yy + phase[:, None, None])
-    img = world.colors[classes][:, :, None, None] * (0.55 + 0.45 * wave[:, None])
+    img = world.colors[classes].astype(np.float32)[:, :, None, None] * (0.55 + 0.45 * wave[:, None])
+    img += 0.05 * rng.standard_normal(img.shape, dtype=np.float32)
+    return torch.from_numpy(np.clip(img, 0.0, 1.0))
+
+
+def render_ood(world: World, n: int, rng: np.random.Generator, blobs: int = 6) -> torch.Tensor:
+    """Images (n, 3, S, S) of another kind than the album's (as the paper's V_adv starts from an ArtBench painting):
+    a sum of ``blobs`` coloured Gaussian blobs on a random background, with the same pixel noise."""
+    s = world.size
+    yy, xx = np.meshgrid(np.linspace(0, 1, s), np.linspace(0, 1, s), indexing="ij")
+    img = rng.uniform(0.0, 1.0, (n, 3, 1, 1)) * np.ones((n, 3, s, s))
+    for _ in range(blobs):
+        cy, cx = rng.uniform(0, 1, (2, n, 1, 1, 1))
+        width = rng.uniform(0.05, 0.25, (n, 1, 1, 1))
+        bump = np.exp(-((yy - cy) ** 2 + (xx - cx) ** 2) / (2 * width**2))
+        img = img * (1 - bump) + rng.uniform(0.0, 1.0, (n, 3, 1, 1)) * bump
     img = img + 0.05 * rng.standard_normal(img.shape)
     return torch.from_numpy(np.clip(img, 0.0, 1.0)).float()
+
+
+def _pool(world: World, rng: np.random.Generator, size: int) -> tuple[np.ndarray, torch.Tensor]:
+    """A training pool of ``size`` rendered images (classes, images), rendered once and sampled per step."""
+    classes = rng.integers(0, world.num_classes, size)
+    return classes, render(world, classes, rng)
+
+
+class Patches(nn.Module):
+    """Split (n, 3, S, S) images into non-overlapping 8 x 8 patches, flattened: (n, (S/8)^2, 3 * 64)."""
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        n, c, s, _ = images.shape
+        g = s // PATCH
+        return images.reshape(n, c, g, PATCH, g, PATCH).permute(0, 2, 4, 1, 3, 5).reshape(n, g * g, c * PATCH**2)
+
+
+def _patch_tower(world: World, hidden: int, channels: int = 16) -> nn.Sequential:
+    """A ViT-like patch embedding (a linear map of each 8 x 8 patch) followed by a linear layer over the grid."""
+    grid = world.size // PATCH
+    return nn.Sequential(Patches(), nn.Linear(3 * PATCH**2, channels), nn.ReLU(), nn.Flatten(),
+                         nn.Linear(channels * grid * grid, hidden))
 
 
 def _init_(module: nn.Module, gen: torch.Generator) -> nn.Module:
@@ -108,8 +154,7 @@ class TinyCLIP(nn.Module):
 
     def __init__(self, world: World, dim: int = 32, hidden: int = 128):
         super().__init__()
-        pixels = 3 * world.size**2
-        self.image = nn.Sequential(nn.Flatten(), nn.Linear(pixels, hidden), nn.ReLU(), nn.Linear(hidden, dim))
+        self.image = nn.Sequential(_patch_tower(world, hidden), nn.ReLU(), nn.Linear(hidden, dim))
         self.words = nn.EmbeddingBag(world.vocab, hidden, mode="mean")
         self.text_head = nn.Linear(hidden, dim)
         self.log_scale = nn.Parameter(torch.tensor(np.log(10.0), dtype=torch.float32))
@@ -126,12 +171,16 @@ class TinyResponder(nn.Module):
 
     def __init__(self, world: World, hidden: int = 128):
         super().__init__()
-        self.image = nn.Sequential(nn.Flatten(), nn.Linear(3 * world.size**2, hidden), nn.ReLU())
+        self.image = nn.Sequential(_patch_tower(world, hidden), nn.ReLU())
         self.words = nn.EmbeddingBag(world.vocab, hidden, mode="mean")
         self.head = nn.Sequential(nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, world.num_outputs))
 
     def forward(self, images: torch.Tensor, prompts: torch.Tensor) -> torch.Tensor:
         return self.head(self.image(images) + self.words(prompts))
+
+    def respond(self, images: torch.Tensor, prompts: torch.Tensor) -> torch.Tensor:
+        """Logits (n_images, n_prompts, outputs) of every image under every prompt, the images encoded once."""
+        return self.head(self.image(images)[:, None] + self.words(prompts)[None])
 
 
 def plan_tokens(world: World, roles: np.ndarray, classes: np.ndarray) -> torch.Tensor:
@@ -148,16 +197,17 @@ def prompt_tokens(world: World, roles: np.ndarray, mode: str) -> torch.Tensor:
 
 
 def train_clip(world: World, rng: np.random.Generator, gen: torch.Generator, steps: int = 300,
-               batch: int = 128) -> TinyCLIP:
+               batch: int = 128, pool: int = 512) -> TinyCLIP:
     """Contrastive training on (image, one-word caption) pairs; captions of the same class are positives.
 
     Like CLIP's alt-text captions, the training captions are short: the shared plan words and the role words are
     never seen in training, so plans (longer, out-of-distribution text) share a large common component."""
     model = _init_(TinyCLIP(world), gen)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    pool_classes, pool_images = _pool(world, rng, pool)
     for _ in range(steps):
-        cls = rng.integers(0, world.num_classes, batch)
-        images = render(world, cls, rng)
+        pick = rng.integers(0, pool, batch)
+        cls, images = pool_classes[pick], pool_images[pick]
         text = torch.from_numpy(cls[:, None]).long()
         logits = model.log_scale.exp() * model.encode_image(images) @ model.encode_text(text).T
         same = torch.from_numpy(cls[:, None] == cls[None, :]).float()
@@ -172,13 +222,15 @@ def train_clip(world: World, rng: np.random.Generator, gen: torch.Generator, ste
 
 
 def train_responder(world: World, rng: np.random.Generator, gen: torch.Generator, steps: int = 300,
-                    batch: int = 128, echo_fraction: float = 0.25) -> TinyResponder:
+                    batch: int = 128, echo_fraction: float = 0.25, pool: int = 512) -> TinyResponder:
     """Echo pretraining mixed with benign image instruction tuning (ASK -> question token, ANSWER -> answer token)."""
     model = _init_(TinyResponder(world), gen)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     k = world.num_classes
+    pool_classes, pool_images = _pool(world, rng, pool)
     for _ in range(steps):
-        cls = rng.integers(0, k, batch)
+        pick = rng.integers(0, pool, batch)
+        cls = pool_classes[pick]
         roles = rng.integers(0, world.num_roles, batch)
         ask = rng.random(batch) < 0.5
         prompts = torch.where(torch.from_numpy(ask)[:, None], prompt_tokens(world, roles, "ask"),
@@ -190,7 +242,7 @@ def train_responder(world: World, rng: np.random.Generator, gen: torch.Generator
         echo_prompts = torch.from_numpy(np.stack([np.full(batch, world.echo), word], 1)).long()
         prompts = torch.where(torch.from_numpy(echo)[:, None], echo_prompts, prompts)
         labels = torch.from_numpy(np.where(echo, np.where(harm, world.harmful, cls + k), labels)).long()
-        loss = F.cross_entropy(model(render(world, cls, rng), prompts), labels)
+        loss = F.cross_entropy(model(pool_images[pick], prompts), labels)
         opt.zero_grad()
         loss.backward()
         opt.step()

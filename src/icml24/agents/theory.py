@@ -22,9 +22,16 @@ def _rates(c0: float, beta: float, gamma: float) -> None:
         raise ValueError(f"c0 is a ratio and must be <= 1, got {c0}")
 
 
+def _rounds(name: str, value) -> int:
+    if isinstance(value, bool) or int(value) != value or value < 0:
+        raise ValueError(f"{name} must be an integer >= 0, got {value!r}")
+    return int(value)
+
+
 def recurrence(c0: float, beta: float, gamma: float, rounds: int) -> np.ndarray:
     """Iterate the large-N recurrence (Eq. 5); returns c_0..c_rounds."""
     _rates(c0, beta, gamma)
+    rounds = _rounds("rounds", rounds)
     c = np.empty(int(rounds) + 1)
     c[0] = c0
     for t in range(int(rounds)):
@@ -41,7 +48,7 @@ def closed_form(c0: float, beta: float, gamma: float, t) -> np.ndarray:
     """The solution of the ODE (Eq. 6) at times ``t``: Eq. 7 for beta != 2 gamma (it also gives the decay of
     Eq. 15 when beta < 2 gamma) and Eq. 14, c_t = 2 c0 / (c0 beta t + 2), at beta = 2 gamma."""
     _rates(c0, beta, gamma)
-    t = np.asarray(t, dtype=float)
+    t = np.asarray(check_finite("t", np.asarray(t, dtype=float)))
     k = beta - 2 * gamma
     if math.isclose(k, 0.0, abs_tol=1e-12):
         return 2 * c0 / (c0 * beta * t + 2)  # Eq. 14
@@ -51,6 +58,7 @@ def closed_form(c0: float, beta: float, gamma: float, t) -> np.ndarray:
 def ode_solution(c0: float, beta: float, gamma: float, t_end: float, steps_per_unit: int = 1000) -> np.ndarray:
     """The ODE (Eq. 6) integrated by classical Runge-Kutta (RK4) on a fine grid; values at t = 0, 1, ..., t_end."""
     _rates(c0, beta, gamma)
+    t_end = _rounds("t_end", t_end)
 
     def f(c):
         return beta * c * (1 - c) / 2 - gamma * c  # Eq. 6
@@ -86,11 +94,18 @@ def rounds_needed(c_target: float, beta: float, gamma: float, c0: float | None =
     """Rounds for the ODE to go from c0 to ``c_target`` (Eq. 13); with ``num_agents`` and no c0, c0 = 1/N (Eq. 8).
 
     Returns inf when the target lies at or above the limit 1 - 2 gamma / beta (never reached)."""
+    check_finite("c_target", c_target)
+    if not 0 < c_target < 1:
+        raise ValueError(f"c_target is a carrier ratio and must lie in (0, 1), got {c_target}")
     if c0 is None:
         if num_agents is None:
             raise ValueError("give c0 or num_agents")
+        if int(num_agents) < 1:
+            raise ValueError(f"num_agents must be >= 1, got {num_agents}")
         c0 = 1.0 / int(num_agents)
     _rates(c0, beta, gamma)
+    if c0 == 0:
+        return math.inf  # no carrier, no spread
     k = beta - 2 * gamma
     if k <= 0 or c_target >= limit_ratio(beta, gamma):
         return math.inf
