@@ -14,6 +14,8 @@ from icml24.core import Claim, Null, Paper, Regime, experiment
 from icml24.data import digits
 from icml24.rl import (
     BayesianOptimization,
+    ClassEpsilonGreedy,
+    ClassThreshold,
     DQNExplorer,
     EpsilonGreedy,
     ExplorationResult,
@@ -67,6 +69,8 @@ PAPER = Paper(
 
 BASELINES = {"random": RandomSearch, "epsilon_greedy": EpsilonGreedy, "threshold": Threshold,
              "bayes_opt": BayesianOptimization}
+#: the official baselines as they run (random actions, adaptive choice of the image's class): a Regime, not a claim
+OFFICIAL_BASELINES = {"official_epsilon_greedy": ClassEpsilonGreedy, "official_threshold": ClassThreshold}
 
 RANDOM_EXPLORER = Null("random search in the explorer's slot (both DQN configurations), same budget",
                        {"explorer": "random"})
@@ -182,6 +186,10 @@ def explore(ctx, budget: int = 3000, rollout: int = 1000, levels: str = "mild", 
         metrics[f"{name}_distinct_failure_actions"] = float(result.distinct_failure_actions)
         metrics[f"dqn_minus_{name}"] = metrics["dqn_failures_per_query"] - metrics[f"{name}_failures_per_query"]
         metrics[f"dqn_minus_{name}_se"] = _binomial_se(total, result)
+    for name, cls in OFFICIAL_BASELINES.items():
+        result = cls().explore(env, budget, seed=ctx.child_seed(name))
+        metrics[f"{name}_failures_per_query"] = result.failures_per_query
+        metrics[f"dqn_over_{name}"] = metrics["dqn_failures_per_query"] / max(result.failures_per_query, 1e-9)
     metrics["dqn_over_random"] = metrics["dqn_failures_per_query"] / max(metrics["random_failures_per_query"], 1e-9)
     metrics["official_dqn_over_random"] = metrics["official_dqn_failures_per_query"] / max(
         metrics["random_failures_per_query"], 1e-9)
@@ -345,6 +353,12 @@ REGIMES = [
            experiment=explore, metrics=["official_dqn_updates", "official_dqn_over_random",
                                         "official_dqn_precision_at_10"],
            paper="the saved official agents record _n_updates = 0"),
+    Regime("The official baselines as they run (a uniformly random action, an adaptive choice of the image's "
+           "class): their failures per query and the DQN's ratio to each",
+           experiment=explore,
+           metrics=["official_epsilon_greedy_failures_per_query", "dqn_over_official_epsilon_greedy",
+                    "official_threshold_failures_per_query", "dqn_over_official_threshold"],
+           paper="Baselines/Classification: epsilon 0.1 on class weights, threshold 5 correct predictions"),
     Regime("The shift's noise floor: W1 between two DQN explorers' failure distributions on the unchanged model, "
            "beside the restructured shift, and the explorer's share of failures at the chosen mode",
            experiment=restructure, metrics=["landscape_w1_seed_to_seed", "landscape_w1", "mode_found_share_before",

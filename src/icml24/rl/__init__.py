@@ -11,6 +11,8 @@ _EXPORTS: dict[str, str] = {
     "EpsilonGreedy": ".failures.baselines",
     "RandomSearch": ".failures.baselines",
     "Threshold": ".failures.baselines",
+    "ClassEpsilonGreedy": ".failures.class_baselines",
+    "ClassThreshold": ".failures.class_baselines",
     "Concept": ".failures.concepts",
     "ConceptGrid": ".failures.concepts",
     "DIGIT_LEVELS": ".failures.concepts",

@@ -3,6 +3,7 @@ actionable concepts, baselines at equal query budgets, and restructuring the lan
 
 from .adapter import INTERFACE, ProbaClassifier, as_classifier
 from .baselines import BayesianOptimization, EpsilonGreedy, RandomSearch, Threshold
+from .class_baselines import ClassEpsilonGreedy, ClassThreshold
 from .concepts import DIGIT_LEVELS, Concept, ConceptGrid, digit_concepts
 from .dqn import OFFICIAL_SB3_2_2_1, DQNExplorer, preserved_global_rng
 from .environment import FailureEnv
@@ -14,7 +15,8 @@ from .restructure import LastLayerFinetuner, OracleFeedback, PromptFeedback
 from .result import ExplorationResult
 
 __all__ = ["DIGIT_LEVELS", "INTERFACE", "OFFICIAL_SB3_2_2_1", "ProbaClassifier", "as_classifier", "check_labels",
-           "BayesianOptimization", "Concept", "ConceptGrid", "DQNExplorer", "DigitClassifier",
+           "BayesianOptimization", "ClassEpsilonGreedy", "ClassThreshold", "Concept", "ConceptGrid", "DQNExplorer",
+           "DigitClassifier",
            "EpsilonGreedy", "ExplorationResult", "FailureEnv", "FailureLandscape", "GroundTruth",
            "LastLayerFinetuner", "OracleFeedback", "PromptFeedback", "RandomSearch", "Threshold", "clean_accuracy",
            "digit_concepts", "exhaustive_failure_rates", "failure_reward", "landscape_distance",

@@ -1,0 +1,86 @@
+"""The official baselines as they run (``Baselines/Classification``): a uniformly random action per query, and an
+adaptive choice of which *class* the image is drawn from.
+
+* :class:`ClassEpsilonGreedy` (``e greddy.py``): class weights start at 1; a class is drawn in proportion to its
+  weight, then a random image of it; a failure adds ``epsilon`` (0.1) to the class's weight, a correct prediction
+  subtracts it (floored at 0.01).
+* :class:`ClassThreshold` (``threshold.py``): keep drawing images of one random class until it has given
+  ``patience`` (5) correct predictions in all, then switch to another random class.
+
+Both make exactly ``budget`` macroscopic queries of a :class:`FailureEnv`, as the action-adaptive baselines do.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from icml24._validation import check_positive
+
+from .baselines import _check
+from .environment import FailureEnv
+from .result import ExplorationResult
+
+
+class _ClassAdaptive:
+    """Shared loop: ``pick_class(rng)``, a random image of it, a uniformly random action, ``observe`` the outcome."""
+
+    def pick_class(self, rng: np.random.Generator) -> int:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def observe(self, label: int, failure: bool) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def explore(self, env: FailureEnv, budget: int, seed: int = 0) -> ExplorationResult:
+        _check(env, budget)
+        rng = np.random.default_rng(seed)
+        members = [np.flatnonzero(env.labels == c) for c in range(env.num_classes)]
+        self._start(members)
+        env.reset_log()
+        for _ in range(budget):
+            label = self.pick_class(rng)
+            env.reset(options={"index": int(rng.choice(members[label]))})
+            _, _, _, _, info = env.step(int(rng.integers(env.grid.num_actions)))
+            self.observe(label, info["failure"])
+        return ExplorationResult(*env.query_log())
+
+
+class ClassEpsilonGreedy(_ClassAdaptive):
+    """The official epsilon-greedy: classes re-weighted by +-``epsilon`` per failure / success, actions random."""
+
+    def __init__(self, epsilon: float = 0.1, floor: float = 0.01):
+        check_positive("epsilon", epsilon)
+        check_positive("floor", floor)
+        self.epsilon, self.floor = epsilon, floor
+
+    def _start(self, members):
+        self.present_ = np.array([len(m) > 0 for m in members])
+        self.weights_ = np.ones(len(members))
+
+    def pick_class(self, rng):
+        w = self.weights_ * self.present_  # classes absent from the pool cannot be drawn
+        return int(rng.choice(len(w), p=w / w.sum()))
+
+    def observe(self, label, failure):
+        self.weights_[label] += self.epsilon if failure else -self.epsilon
+        self.weights_ = np.where(self.weights_ <= 0, self.floor, self.weights_)
+
+
+class ClassThreshold(_ClassAdaptive):
+    """The official threshold: one class until ``patience`` correct predictions, then another random class."""
+
+    def __init__(self, patience: int = 5):
+        if patience < 1:
+            raise ValueError(f"patience must be >= 1, got {patience}")
+        self.patience = int(patience)
+
+    def _start(self, members):
+        self._classes = np.flatnonzero([len(m) > 0 for m in members])
+        self._current, self._correct = None, 0
+
+    def pick_class(self, rng):
+        if self._current is None or self._correct >= self.patience:
+            self._current, self._correct = int(rng.choice(self._classes)), 0
+        return self._current
+
+    def observe(self, label, failure):
+        self._correct += not failure
