@@ -23,9 +23,12 @@ def test_smoke_runs_give_finite_metrics_the_regime_and_decidable_claims(smoke_me
     zelda = smoke_metrics["zelda"]
     assert {"plain_feasible", "data_feasible"} <= set(zelda)  # the regime
     for method in paper.METHODS:
-        assert {f"{method}_{k}" for k in ("feasible", "unique", "novel", "objective", "tile_kl", "fit_seconds")} \
+        assert {f"{method}_{k}" for k in ("feasible", "unique", "novel", "objective", "tile_kl", "c2st",
+                                          "fit_seconds")} \
             <= set(zelda)
     assert zelda["data_tile_kl"] < zelda["plain_tile_kl"]  # held-out levels match the training mix best
+    assert 0.0 <= zelda["data_c2st"] <= 1.0 and zelda["genco_cost_time"] > 0 and zelda["genco_solves"] > 0
+    assert {"val_tile_kl_lam10", "val_c2st_lam100", "chosen_lam"} <= set(smoke_metrics["blackbox_lambda"])
     # even in a 3-step smoke run the guarantee holds: GenCO and both repairs are feasible, by the BFS checker
     assert zelda["genco_min_train_feasible"] == 1.0 and zelda["genco_feasible"] == 1.0
     assert zelda["repair_feasible"] == 1.0 and zelda["penalty_repair_feasible"] == 1.0
@@ -35,9 +38,9 @@ def test_smoke_runs_give_finite_metrics_the_regime_and_decidable_claims(smoke_me
 
 
 def _good():
-    zelda = {"genco_feasible": 1.0, "repair_feasible": 1.0, "penalty_repair_feasible": 1.0, "genco_objective": 0.35,
-             "repair_objective": 0.3, "penalty_repair_objective": 0.1, "genco_tile_kl": 0.01, "repair_tile_kl": 0.1,
-             "penalty_repair_tile_kl": 0.13}
+    zelda = {"genco_feasible": 1.0, "repair_feasible": 1.0, "penalty_repair_feasible": 1.0,
+             "fit_margin_kl": 0.09, "fit_margin_kl_se": 0.01, "fit_margin_c2st": 0.2, "fit_margin_c2st_se": 0.05,
+             "objective_margin": 0.05, "objective_margin_se": 0.01}
     check = {}
     for g in ("blackbox", "perturbed", "identity"):
         check |= {f"grad_{g}_finite": 1.0, f"grad_{g}_loss_decrease": 0.2, f"grad_{g}_improved": 0.8}
@@ -46,16 +49,17 @@ def _good():
 
 def test_every_claim_can_fail(claims_can_fail):
     bad = [
-        {"genco_tile_kl": 0.11},  # generate-then-repair matches the tile mix better
-        {"genco_objective": 0.29},  # generate-then-repair reaches more walls
+        {"fit_margin_kl": -0.01},  # generate-then-repair matches the tile mix better
+        {"objective_margin": -0.01},  # generate-then-repair reaches more walls
         {"grad_perturbed_loss_decrease": -0.3},  # one estimator raises the loss on average
     ]
     claims_can_fail(paper.CLAIMS, _good(), bad)
 
 
-@pytest.mark.parametrize("worse", [{"genco_tile_kl": 0.2, "repair_tile_kl": 0.3},  # penalty + repair matches best
+@pytest.mark.parametrize("worse", [{"fit_margin_kl_se": 0.05}, {"fit_margin_c2st": -0.1},
+                                   {"fit_margin_c2st": 0.05, "fit_margin_c2st_se": 0.04},
                                    {"genco_feasible": 0.99}, {"penalty_repair_feasible": 0.9},
-                                   {"penalty_repair_objective": 0.4}, {"grad_perturbed_loss_decrease": -0.01},
+                                   {"objective_margin_se": 0.03}, {"grad_perturbed_loss_decrease": -0.01},
                                    {"grad_blackbox_finite": 0.0}, {"grad_identity_improved": 0.3}])
 def test_each_part_of_a_compound_claim_can_fail(worse):
     good = _good()
@@ -67,7 +71,22 @@ def test_settings_follow_the_paper_page():
     zelda = paper.PAPER.experiments["zelda"]
     assert zelda.full["height"] == 9 and zelda.full["width"] == 13 and zelda.full["n_train"] == 50  # 50 levels
     assert zelda.seeds["quick"] >= 2
-    assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
+    read = {claim.experiment.name for claim in paper.CLAIMS} | {r.experiment.name for r in paper.PAPER.regimes}
+    assert read == set(paper.PAPER.experiments)
+    assert paper.zelda.defaults()["lam"] == paper.LAM and paper.LAM in paper.LAMS  # chosen on validation levels
+
+
+def test_margins_compare_with_the_best_feasible_baseline_of_each_metric():
+    out = {"genco_tile_kl": 0.05, "repair_tile_kl": 0.2, "penalty_repair_tile_kl": 0.1, "genco_c2st": 0.7,
+           "repair_c2st": 0.9, "penalty_repair_c2st": 0.95, "genco_objective": 0.2, "repair_objective": 0.3,
+           "penalty_repair_objective": 0.1}
+    paper._margins(out)
+    assert out["fit_margin_kl"] == pytest.approx(0.05) and out["fit_margin_c2st"] == pytest.approx(0.2)
+    assert out["objective_margin"] == pytest.approx(-0.1)  # plain + repair, the strongest, wins
+    summary = paper._zelda_summary([{**out, "fit_margin_kl": v} for v in (0.04, 0.06)])
+    assert summary["fit_margin_kl_se"] == pytest.approx(0.01)
+    assert paper._lambda_summary([{"val_tile_kl_lam1": 0.3, "val_tile_kl_lam10": 0.1, "val_tile_kl_lam100": 0.2}]) \
+        == {"chosen_lam": 10.0}
 
 
 def test_regimes_read_the_feasibility_and_diversity_no_null_can_fail(smoke_metrics):

@@ -24,6 +24,7 @@ _EXPORTS: dict[str, str] = {
     "tile_histogram_kl": ".genco.zelda",
     "wall_loss": ".genco.zelda",
     "zelda_penalty": ".genco.zelda",
+    "c2st_accuracy": ".genco.fit",
     # RPG (rpg/)
     "RegionLayout": ".rpg.layout", "parse_split_ratio": ".rpg.layout", "grid_layout": ".rpg.layout",
     "RegionPlan": ".rpg.planner", "RuleBasedPlanner": ".rpg.planner", "parse_plan": ".rpg.planner",

@@ -121,6 +121,9 @@ class ShortestPathSolver:
         self.height, self.width, self.diagonal, self.clip = int(height), int(width), bool(diagonal), bool(clip)
         self.n_cost = self.height * self.width
         self.src_, self.dst_ = _grid_graph(self.height, self.width, self.diagonal)
+        order = np.lexsort((self.dst_, self.src_))  # one map's edges in CSR order (by source, then target)
+        self._csr_dst = self.dst_[order].astype(np.int32)
+        self._csr_ptr = np.r_[0, np.cumsum(np.bincount(self.src_, minlength=self.n_cost))].astype(np.int32)
 
     def solve(self, costs: np.ndarray) -> np.ndarray:
         costs, single = _batch(costs, self.n_cost, "costs")
@@ -130,12 +133,14 @@ class ShortestPathSolver:
             raise ValueError("costs must be >= 0 for Dijkstra; shift the generator's output (softplus) or pass "
                              "clip=True")
         batch, n = costs.shape
-        offsets = (np.arange(batch) * n)[:, None]
-        src = (offsets + self.src_[None]).ravel()
-        dst = (offsets + self.dst_[None]).ravel()
+        m = len(self._csr_dst)
+        # the disjoint union of the maps, built in CSR form directly (no COO sort): map b's nodes are b*n + cell
+        indices = ((np.arange(batch, dtype=np.int32) * n)[:, None] + self._csr_dst[None]).ravel()
+        indptr = np.r_[((np.arange(batch, dtype=np.int32) * m)[:, None] + self._csr_ptr[None, :-1]).ravel(),
+                       np.int32(batch * m)]
         # entering a cell pays its cost; a tiny epsilon keeps zero-cost edges in the sparse graph
-        weight = costs[np.arange(batch)[:, None], self.dst_[None]].ravel() + 1e-12
-        graph = sparse.csr_array((weight, (src, dst)), shape=(batch * n, batch * n))
+        weight = costs[:, self._csr_dst].ravel() + 1e-12
+        graph = sparse.csr_array((weight, indices, indptr), shape=(batch * n, batch * n))
         starts = np.arange(batch) * n
         _, pred, _ = dijkstra(graph, directed=True, indices=starts, return_predecessors=True, min_only=True)
         out = np.zeros((batch, n))
