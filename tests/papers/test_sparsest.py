@@ -125,7 +125,7 @@ def test_settings_follow_the_paper():
     assert {"prospr", "rigl"} <= set(paper.PRUNERS)
     pruners_quick = paper.PAPER.experiments["pruners"].quick
     assert quick["max_masks_per_nnz"] * quick["inits"] >= 106  # the strength chosen on seeds 0-4 (deviations)
-    for key in ("max_masks_per_nnz", "inits", "levels_per_run", "num_points", "epochs", "lr"):  # one cached search per seed
+    for key in ("max_masks_per_nnz", "inits", "levels_per_run", "num_points", "epochs", "lr"):  # one search per seed
         assert pruners_quick[key] == quick[key], key
     for name in ("search", "pruners"):  # the official 9-setting grid at quick and full
         fn = paper.PAPER.experiments[name].fn
@@ -136,3 +136,66 @@ def test_settings_follow_the_paper():
     defaults = {k: v.default for k, v in inspect.signature(paper.search.fn).parameters.items()}
     assert tuple(defaults["widths"]) == (3, 3, 3) and defaults["target"] == 0.95
     assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
+
+
+def _bad_inputs():
+    """32 bad inputs at the public boundaries of icml24.pruning, each with the words its ValueError must say."""
+    import torch
+
+    import icml24.pruning as P
+
+    x, y = P.cubist_spiral(256)
+    xn = x.clone()
+    xn[0, 0] = float("nan")
+    net = lambda: P.BatchedMaskedMLP((2, 3, 3, 3, 1), 2, generator=torch.Generator().manual_seed(0))  # noqa: E731
+    return {
+        "spiral: too few points": (lambda: P.cubist_spiral(10), "num_points"),
+        "spiral: NaN points": (lambda: P.cubist_spiral(float("nan")), "integer"),
+        "validation: one point": (lambda: P.spiral_validation(1000, 1), "num_validation"),
+        "mlp: one layer size": (lambda: P.BatchedMaskedMLP((2,), 1), "widths"),
+        "mlp: no networks": (lambda: P.BatchedMaskedMLP((2, 3, 1), 0), "num_networks"),
+        "mlp: fractional mask": (lambda: P.BatchedMaskedMLP((2, 3, 1), 1, [torch.full((3, 2), 0.5), torch.ones(1, 3)]),
+                                 "0/1"),
+        "forward: wrong input size": (lambda: net()(torch.zeros(5, 3)), "x must be"),
+        "accuracy: labels of other points": (lambda: net().accuracy(x, y[:10]), "y must be"),
+        "train: labels not 0/1": (lambda: P.train_batched(net(), x, y * 2, epochs=1), "0/1"),
+        "train: fewer labels than points": (lambda: P.train_batched(net(), x, y[:200], epochs=1), "y must be"),
+        "train: batch size 0": (lambda: P.train_batched(net(), x, y, epochs=1, batch_size=0), "batch_size"),
+        "train: no epochs": (lambda: P.train_batched(net(), x, y, epochs=0), "epochs"),
+        "train: negative lr": (lambda: P.train_batched(net(), x, y, epochs=1, lr=-0.1), "lr"),
+        "train: NaN momentum": (lambda: P.train_batched(net(), x, y, epochs=1, momentum=float("nan")), "momentum"),
+        "train: negative weight decay": (lambda: P.train_batched(net(), x, y, epochs=1, weight_decay=-1.0),
+                                         "weight_decay"),
+        "train: NaN point": (lambda: P.train_batched(net(), xn, y, epochs=1), "NaN"),
+        "keep_top: more than the weights": (lambda: P.keep_top([torch.rand(1, 3, 2)], 10), "nnz"),
+        "snip: NaN point": (lambda: P.snip(net(), xn, y, 5), "NaN"),
+        "synflow: no iterations": (lambda: P.synflow(net(), 10, iterations=0), "iterations"),
+        "iterative snip: no iterations": (lambda: P.iterative_snip(net(), x, y, 10, iterations=0), "iterations"),
+        "prospr: NaN lr": (lambda: P.prospr(net(), x, y, 10, lr=float("nan")), "lr"),
+        "gmp: negative budget": (lambda: P.GradualMagnitude(-1), "nnz"),
+        "imp schedule: one round": (lambda: P.geometric_nnz(1, 1, 100, 10), "rounds"),
+        "rigl: empty budget": (lambda: P.RigL(0), "nnz"),
+        "search: no inits": (lambda: P.CombinatorialSearch(inits=0), "inits"),
+        "search: negative masks per level": (lambda: P.CombinatorialSearch(max_masks_per_nnz=-1), "max_masks_per_nnz"),
+        "search: no levels per run": (lambda: P.CombinatorialSearch(levels_per_run=0), "levels_per_run"),
+        "search: flat labels": (lambda: P.CombinatorialSearch(epochs=1, max_nnz=13).fit(x, y[:, 0]), "y must be"),
+        "phase 1: empty grid": (lambda: P.minimal_widths(x, y, 0.9, [], epochs=1), "grid"),
+        "phase 1: wider than the network": (lambda: P.minimal_widths(x, y, 0.9, [17], epochs=1), "grid"),
+        "phase 1: NaN target": (lambda: P.minimal_widths(x, y, float("nan"), [2], epochs=1), "target"),
+        "pruners: NaN validation point": (lambda: P.PrunerComparison((3,), 10, ("snip",), epochs=1).fit(
+            x, y, validation=(xn, y)), "validation x"),
+    }
+
+
+BAD = _bad_inputs()
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_input_gives_a_clear_value_error(name):
+    call, words = BAD[name]
+    with pytest.raises(ValueError, match=words):
+        call()
+
+
+def test_the_bad_input_list_is_the_issues_32():
+    assert len(BAD) == 32

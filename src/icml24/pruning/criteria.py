@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from .masked_mlp import BatchedMaskedMLP
+from .masked_mlp import BatchedMaskedMLP, check_data
 
 
 def keep_top(scores: list[torch.Tensor], nnz, allowed: list[torch.Tensor] | None = None) -> list[torch.Tensor]:
@@ -48,6 +48,7 @@ def _loss(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, temperature
 
 def snip_scores(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor) -> list[torch.Tensor]:
     """SNIP connection sensitivity |dL/dw * w| (Lee et al., 2019, Eq. 6) on the masked network."""
+    check_data(x, y, model.widths[0])
     grads = torch.autograd.grad(_loss(model, x, y), list(model.weights))
     return [(g * w * m).abs().detach() for g, w, m in zip(grads, model.weights, model.masks)]
 
@@ -73,6 +74,9 @@ def iterative_snip(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, nn
     """Iterative SNIP (de Jorge et al., 2021): ``iterations`` rounds on a geometric schedule down to ``nnz``,
     scoring the current pruned network. ``regrow=True`` is FORCE: every weight is rescored with the gradient with
     respect to the mask, |w * dL/d(w m)|, so pruned weights may return; iterative SNIP prunes among survivors."""
+    if iterations < 1:
+        raise ValueError(f"iterations must be >= 1, got {iterations}")
+    check_data(x, y, model.widths[0])
     start = [m.clone() for m in model.masks]
     total = int(sum(m[0].sum() for m in start))
     masks = start
@@ -100,6 +104,7 @@ def grasp_scores(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, temp
     50 points: a factor 4 on every score, the same ranking.)"""
     if not (math.isfinite(temperature) and temperature > 0):
         raise ValueError(f"temperature must be finite and > 0, got {temperature}")
+    check_data(x, y, model.widths[0])
     params = list(model.weights)
     g = torch.autograd.grad(_loss(model, x, y, temperature), params)  # g at init, treated as a constant
     grads = torch.autograd.grad(_loss(model, x, y, temperature), params, create_graph=True)
@@ -124,6 +129,8 @@ def per_class(x: torch.Tensor, y: torch.Tensor, count: int = 25) -> tuple[torch.
 def synflow(model: BatchedMaskedMLP, nnz: int, iterations: int = 100) -> list[torch.Tensor]:
     """SynFlow (Tanaka et al., 2020, Alg. 1): data-free, R = 1^T (prod |W_l|) 1, score |dR/dw * w|, pruned
     iteratively on the exponential schedule n_t = N (nnz / N)^(t / iterations)."""
+    if iterations < 1:
+        raise ValueError(f"iterations must be >= 1, got {iterations}")
     start = [m.clone() for m in model.masks]
     total = int(sum(m[0].sum() for m in start))
     masks = start

@@ -34,6 +34,19 @@ def _as_masks(masks, num_networks: int, shapes: list[tuple[int, int]]) -> list[t
     return out
 
 
+def check_data(x: torch.Tensor, y: torch.Tensor, num_in: int | None = None, name: str = "") -> None:
+    """Points x [n, in] (finite) and labels y [n, 1] in {0, 1}, the same n; a ValueError says what to fix."""
+    tag = f"{name} " if name else ""
+    check_finite(f"{tag}x", x)
+    check_finite(f"{tag}y", y)
+    if x.dim() != 2 or (num_in is not None and x.shape[1] != num_in):
+        raise ValueError(f"{tag}x must be [n, {num_in if num_in is not None else 'in'}], got {tuple(x.shape)}")
+    if tuple(y.shape) != (len(x), 1):
+        raise ValueError(f"{tag}y must be [n, 1] with n = {len(x)} (one 0/1 label per point), got {tuple(y.shape)}")
+    if not bool(((y == 0) | (y == 1)).all()):
+        raise ValueError(f"{tag}y must hold 0/1 labels")
+
+
 class BatchedMaskedMLP(torch.nn.Module):
     """K independent MLPs ``widths = (2, d1, d2, d3, 1)`` with weights [K, out, in] and 0/1 masks of that shape.
 
@@ -49,6 +62,8 @@ class BatchedMaskedMLP(torch.nn.Module):
         widths = tuple(int(w) for w in widths)
         if len(widths) < 2 or min(widths) < 1:
             raise ValueError(f"widths must list >= 2 positive layer sizes, got {widths}")
+        if int(num_networks) < 1:
+            raise ValueError(f"num_networks must be >= 1, got {num_networks}")
         init_widths = tuple(int(w) for w in (init_widths or widths))
         if len(init_widths) != len(widths) or any(a < b for a, b in zip(init_widths, widths)):
             raise ValueError(f"init_widths {init_widths} must have the layout of widths {widths} and be >= it")
@@ -83,6 +98,9 @@ class BatchedMaskedMLP(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Logits [K, B, out] for inputs x [B, in] (shared) or [K, B, in]."""
+        if x.dim() not in (2, 3) or x.shape[-1] != self.widths[0] or (x.dim() == 3 and len(x) != self.num_networks):
+            raise ValueError(f"x must be [B, {self.widths[0]}] or [{self.num_networks}, B, {self.widths[0]}], "
+                             f"got {tuple(x.shape)}")
         h = x.unsqueeze(0).expand(self.num_networks, *x.shape) if x.dim() == 2 else x
         for layer, (w, b, m, bm) in enumerate(zip(self.weights, self.biases, self.masks, self.bias_masks)):
             h = torch.baddbmm((b * bm).unsqueeze(1), h, (w * m).transpose(1, 2))
@@ -101,6 +119,7 @@ class BatchedMaskedMLP(torch.nn.Module):
     @torch.no_grad()
     def accuracy(self, x: torch.Tensor, y: torch.Tensor, chunk: int = 8192) -> torch.Tensor:
         """Per-network accuracy [K] of sign(logit) against 0/1 labels y [B, 1]."""
+        check_data(x, y, self.widths[0])
         correct = torch.zeros(self.num_networks)
         for start in range(0, len(x), chunk):
             logits = self(x[start:start + chunk])
@@ -180,12 +199,13 @@ def train_batched(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, epo
     before each step on its minibatch (GMP prunes there, RigL drops and grows). Masks are reapplied in the forward
     pass. ``lr`` and ``schedule`` may be one per network (the official grid of settings in one batch).
     """
-    check_finite("x", x)
-    check_finite("y", y)
-    if len(x) < batch_size:
-        raise ValueError(f"need at least batch_size={batch_size} points, got {len(x)}")
+    check_data(x, y, model.widths[0])
+    if batch_size < 1 or len(x) < batch_size:
+        raise ValueError(f"batch_size must be in [1, {len(x)}] (the number of points), got {batch_size}")
     if epochs < 1:
         raise ValueError(f"epochs must be >= 1, got {epochs}")
+    if not (0 <= momentum < 1 and 0 <= weight_decay < math.inf):
+        raise ValueError(f"momentum must be in [0, 1) and weight_decay >= 0 (finite), got {momentum}, {weight_decay}")
     lrs = _per_network(lr, "lr", model.num_networks)
     schedules = _per_network(schedule, "schedule", model.num_networks)
     for value in lrs:

@@ -12,6 +12,8 @@ does the same (scores equal the official ``ProsPrPrune`` to 1e-7), ``False`` giv
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 from icml24._validation import check_finite
@@ -47,6 +49,8 @@ def prospr_scores(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, ste
     check_finite("y", y)
     if steps < 0 or batch_size < 1:
         raise ValueError(f"steps must be >= 0 and batch_size >= 1, got steps={steps}, batch_size={batch_size}")
+    if not (math.isfinite(lr) and lr > 0 and 0 <= momentum < 1):
+        raise ValueError(f"lr must be finite and > 0 and momentum in [0, 1), got lr={lr}, momentum={momentum}")
     batches = max(1, len(x) // batch_size)
 
     def batch(i):

@@ -16,10 +16,10 @@ import math
 
 import torch
 
-from icml24._validation import FittedAttributes, check_finite
+from icml24._validation import FittedAttributes
 
 from .criteria import force, global_magnitude, grasp, iterative_snip, keep_top, per_class, snip, synflow
-from .masked_mlp import BatchedMaskedMLP, lr_at, train_batched
+from .masked_mlp import BatchedMaskedMLP, check_data, lr_at, train_batched
 from .prospect import prospr
 from .rigl import RigL
 from .schedules import GradualMagnitude, geometric_nnz
@@ -136,13 +136,11 @@ class PrunerComparison(FittedAttributes):
         """Train every (method, width) from ``inits[width]`` (K = 1 networks, or a list of ``tries`` of them;
         default: fresh ones from ``generator``) on (x, y), measuring accuracy on (x, y); ``validation`` = (x_val,
         y_val) picks each try's setting."""
-        check_finite("x", x)
-        check_finite("y", y)
+        check_data(x, y, 2)
         if validation is None and len(self.settings) > 1:
             raise ValueError("several settings need validation=(x_val, y_val) to choose among them")
         if validation is not None:
-            check_finite("validation x", validation[0])
-            check_finite("validation y", validation[1])
+            check_data(*validation, 2, name="validation")
         given = dict(inits or {})
         self.try_inits_ = {}
         for w in self.widths:

@@ -77,9 +77,9 @@ class RigL:
 
     def __init__(self, nnz: int, networks: list[int] | None = None, delta: int = 100, alpha: float = 0.3,
                  end_fraction: float = 0.75, generator: torch.Generator | None = None):
-        if delta < 1 or not 0 < alpha <= 1 or not 0 < end_fraction <= 1:
-            raise ValueError(f"need delta >= 1, alpha in (0, 1], end_fraction in (0, 1]; got delta={delta}, "
-                             f"alpha={alpha}, end_fraction={end_fraction}")
+        if delta < 1 or not 0 < alpha <= 1 or not 0 < end_fraction <= 1 or nnz < 1:
+            raise ValueError(f"need nnz >= 1, delta >= 1, alpha in (0, 1], end_fraction in (0, 1]; got nnz={nnz}, "
+                             f"delta={delta}, alpha={alpha}, end_fraction={end_fraction}")
         self.nnz, self.networks, self.delta = int(nnz), networks, int(delta)
         self.alpha, self.end_fraction, self.generator = float(alpha), float(end_fraction), generator
         self.updates_ = 0

@@ -12,6 +12,8 @@ from .masked_mlp import BatchedMaskedMLP
 
 def cubic_nnz(step: int, total_events: int, interval: int, start: int, final: int) -> int:
     """Weights kept after pruning event at ``step``: final + (start - final)(1 - step / (events * interval))^3."""
+    if total_events < 1 or interval < 1:
+        raise ValueError(f"total_events and interval must be >= 1, got {total_events}, {interval}")
     frac = min(1.0, step / (total_events * interval))
     return int(final + (start - final) * (1 - frac) ** 3)  # cubic schedule
 
@@ -19,6 +21,8 @@ def cubic_nnz(step: int, total_events: int, interval: int, start: int, final: in
 def geometric_nnz(round_index: int, rounds: int, start: int, final: int) -> int:
     """IMP's kept weights after round r of ``rounds`` (it prunes after rounds 1 .. R-1):
     start (final / start)^(r / (R - 1))."""
+    if rounds < 2 or start < 1 or final < 1:
+        raise ValueError(f"rounds must be >= 2 and start, final >= 1, got {rounds}, {start}, {final}")
     return int(start * (final / start) ** (round_index / (rounds - 1)))
 
 
@@ -28,8 +32,8 @@ class GradualMagnitude:
     events (the official loop: 199 events, interval = total steps // 200)."""
 
     def __init__(self, nnz: int, events: int = 199, networks: list[int] | None = None):
-        if events < 1:
-            raise ValueError(f"events must be >= 1, got {events}")
+        if events < 1 or nnz < 1:
+            raise ValueError(f"events and nnz must be >= 1, got events={events}, nnz={nnz}")
         self.nnz, self.events, self.networks = int(nnz), int(events), networks
 
     def __call__(self, model: BatchedMaskedMLP, step: int, total: int, **_) -> None:

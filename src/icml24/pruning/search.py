@@ -8,13 +8,14 @@ reaches the target. Both phases train their candidates side by side in one ``Bat
 
 from __future__ import annotations
 
+import math
 from itertools import product
 
 import torch
 
-from icml24._validation import FittedAttributes, check_finite, check_positive
+from icml24._validation import FittedAttributes, check_positive
 
-from .masked_mlp import BatchedMaskedMLP, train_batched
+from .masked_mlp import BatchedMaskedMLP, check_data, train_batched
 from .masks import count_eligible, eligible_masks
 
 
@@ -41,6 +42,11 @@ def minimal_widths(x: torch.Tensor, y: torch.Tensor, target: float, grid: list[i
 
     Returns ``{"widths": best (d1, d2, d3) or None, "accuracy": {widths: best accuracy over inits}}``; the best
     widths reach ``target`` with the fewest dense weights (ties: smaller d1 + d2 + d3)."""
+    if not grid or any(not 1 <= int(g) <= max_width for g in grid):
+        raise ValueError(f"grid must list widths in [1, max_width={max_width}], got {list(grid)}")
+    if not math.isfinite(target) or inits < 1:
+        raise ValueError(f"target must be a finite accuracy and inits >= 1, got {target}, {inits}")
+    check_data(x, y, 2)
     combos = list(product(grid, repeat=3))
     layered = [neuron_masks(c, max_width) for c in combos for _ in range(inits)]
     masks = [torch.stack([m[l] for m in layered]) for l in range(4)]
@@ -113,6 +119,12 @@ class CombinatorialSearch(FittedAttributes):
         if not 0 < self.target <= 1:
             raise ValueError(f"target is an accuracy in (0, 1], got {target}")
         check_positive("lr", self.lr)
+        for name in ("epochs", "batch_size", "inits", "chunk", "levels_per_run"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("max_nnz", "max_masks_per_nnz"):
+            if getattr(self, name) is not None and int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be >= 1 or None (no bound), got {getattr(self, name)}")
 
     def _train(self, masks, x, y, generator) -> tuple[torch.Tensor, dict]:
         d = (2, *self.widths, 1)
@@ -153,8 +165,7 @@ class CombinatorialSearch(FittedAttributes):
 
     def fit(self, x: torch.Tensor, y: torch.Tensor, generator: torch.Generator | None = None,
             progress=None) -> CombinatorialSearch:
-        check_finite("x", x)
-        check_finite("y", y)
+        check_data(x, y, 2)
         d = (2, *self.widths)
         lo = sum(max(d[l], d[l + 1]) for l in range(3))
         hi = sum(d[l] * d[l + 1] for l in range(3))

@@ -42,8 +42,8 @@ def cubist_spiral(num_points: int = 50_000, seed: int | None = None) -> tuple[to
     curve, sampled more coarsely. The construction is deterministic; ``seed`` only shuffles the row order
     (``None`` keeps class 0 first, as the official code does).
     """
-    if num_points < 64:
-        raise ValueError(f"num_points must be >= 64 so every segment gets points, got {num_points}")
+    if not (isinstance(num_points, (int, np.integer)) and num_points >= 64):
+        raise ValueError(f"num_points must be an integer >= 64 so every segment gets points, got {num_points!r}")
     arm_0, arm_1 = spiral_vertices()
     x0, x1 = _points_along(arm_0, num_points), _points_along(arm_1, num_points)
     x = torch.from_numpy(np.concatenate([x0, x1])).float()
