@@ -62,6 +62,10 @@ PAPER = Paper(
         "Our epsilon-greedy, threshold and Bayesian optimization adapt the action (the official epsilon-greedy and "
         "threshold draw actions uniformly and adapt which image class is drawn; the official BO maximizes the top "
         "logit over continuous levels): stronger baselines for 'which concepts make the model fail'.",
+        "Fine-tuning runs 20 epochs at batch 32 on ~1400 digits (880 SGD steps); the official finetune NUT.py runs 1 "
+        "epoch at batch 1 over ImageNet-mini (~35k steps) and keeps the best-training-accuracy weights (our reading).",
+        "A model under test may be any classifier with predict_proba (it sees images flattened), e.g. nut=logistic; "
+        "the paper's NUTs are torch modules.",
         "The oracle plays the human: of the landscape's top-10 actions it picks the one with the highest true rate.",
         "Generation (Stable Diffusion) and summarization (T5/BART) experiments are not reproduced (no weights).",
     ],
