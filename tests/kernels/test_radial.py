@@ -41,3 +41,15 @@ def test_bad_inputs_are_named():
         kernel_matrix("laplace", np.array([[np.nan]]), np.zeros((2, 1)), 1.0)
     with pytest.raises(ValueError, match="same number of columns"):
         kernel_matrix("laplace", np.zeros((2, 1)), np.zeros((2, 2)), 1.0)
+
+
+def test_fused_squared_distances_equal_the_numpy_formula_bit_for_bit():
+    from icml24.kernels._pairwise import squared_distances
+    from icml24.kernels.radial import squared_distances_numpy
+
+    rng = np.random.default_rng(7)
+    for d in (1, 3, 17):
+        X, Y = 3 * rng.standard_normal((23, d)), rng.standard_normal((11, d)) + 1e-9
+        assert np.array_equal(squared_distances(X, Y), squared_distances_numpy(X, Y))
+    X = rng.standard_normal((5, 2))
+    assert np.all(np.diag(squared_distances(X, X)) == 0.0)  # exact differences: no cancellation on the diagonal

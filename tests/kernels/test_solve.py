@@ -13,7 +13,8 @@ def test_well_conditioned_solves_in_float64_with_tiny_residual():
     X, y = rng.standard_normal((30, 2)), rng.standard_normal(30)
     solve = honest_solve(lambda p: kernel_matrix("laplace", X, X, 1.0, precision=p), y)
     assert solve.precision == "float64" and solve.float64_sufficient
-    assert solve.residual < 1e-6 and solve.attempts == [("float64", solve.residual)]
+    assert solve.residual < 1e-6 and solve.attempts == [("float64", solve.residual, solve.condition)]
+    assert 1 < solve.condition < 1e6
     K = kernel_matrix("laplace", X, X, 1.0)
     assert np.linalg.norm(K @ solve.alpha - y) / np.linalg.norm(y) < 1e-6
 
@@ -23,7 +24,7 @@ def test_ill_conditioned_kernel_climbs_the_ladder_and_interpolates():
     X, y = np.sort(rng.standard_normal((20, 1)), axis=0), rng.standard_normal(20)
     solve = honest_solve(_gaussian_builder(X, 1.0), y, mp_dps=60)
     assert solve.precision == "mpmath" and not solve.float64_sufficient
-    assert [p for p, _ in solve.attempts] == ["float64", "longdouble", "mpmath"]
+    assert [p for p, _, _ in solve.attempts] == ["float64", "longdouble", "mpmath"]
     assert solve.attempts[0][1] > 1e-6 and solve.residual < 1e-6
 
 
@@ -59,3 +60,28 @@ def test_digits_and_argument_checks():
         honest_solve(lambda p: np.eye(2), np.array([1.0, np.nan]))
     with pytest.raises(ValueError, match="precisions must be"):
         honest_solve(lambda p: np.eye(2), np.ones(2), precisions=("float16",))
+
+
+def test_condition_check_rejects_a_rung_whose_residual_passes():
+    """Smooth labels on a numerically singular K: the float64 residual is tiny, the condition estimate is not."""
+    X = np.linspace(-2, 2, 40)[:, None]
+    y = np.cos(X[:, 0])
+    with pytest.raises(InterpolationError, match="float64 residual"):
+        honest_solve(_gaussian_builder(X, 1.0), y, precisions=("float64",))
+    loose = honest_solve(_gaussian_builder(X, 1.0), y, precisions=("float64",), forward_tol=1e300)
+    assert loose.residual < 1e-6  # only the condition check stood in the way
+    with pytest.raises(ValueError, match="forward_tol must be > 0"):
+        honest_solve(_gaussian_builder(X, 1.0), y, forward_tol=0.0)
+
+
+def test_longdouble_condition_estimate_matches_the_true_one():
+    from icml24.kernels.solve import extended_lu_apply, extended_lu_factor, hager_inverse_norm
+
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((20, 20)) + 5 * np.eye(20)
+    LU, perm = extended_lu_factor(A)
+    b = rng.standard_normal(20)
+    assert np.allclose(extended_lu_apply(LU, perm, b, transpose=True).astype(float), np.linalg.solve(A.T, b))
+    estimate = hager_inverse_norm(lambda v, t: extended_lu_apply(LU, perm, v, transpose=t), 20)
+    exact = np.linalg.norm(np.linalg.inv(A), 1)
+    assert exact / 3 <= estimate <= exact * (1 + 1e-12)  # a lower bound, within 3x

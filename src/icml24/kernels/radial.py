@@ -14,13 +14,20 @@ import numpy as np
 
 from icml24._validation import check_finite, check_positive
 
+from ._pairwise import squared_distances
+
 KERNELS = ("laplace", "gaussian")
 
 
-def _profile_numpy(name: str, dist: np.ndarray, bandwidth) -> np.ndarray:
-    if name == "laplace":
-        return np.exp(-dist / bandwidth)
-    return np.exp(-(dist**2) / (2 * bandwidth**2))
+def squared_distances_numpy(X: np.ndarray, Y: np.ndarray, dtype=np.float64) -> np.ndarray:
+    """|x_i - y_j|^2 from exact differences, one n x m pass per coordinate, in ``dtype`` (float64 or longdouble)."""
+    Xd, Yd = np.asarray(X).astype(dtype), np.asarray(Y).astype(dtype)
+    sq = np.zeros((Xd.shape[0], Yd.shape[0]), dtype=dtype)
+    for j in range(Xd.shape[1]):  # no n x m x d temporary
+        diff = np.subtract.outer(Xd[:, j], Yd[:, j])
+        diff *= diff
+        sq += diff
+    return sq
 
 
 def kernel_matrix(name: str, X: np.ndarray, Y: np.ndarray, bandwidth: float, precision: str = "float64",
@@ -40,9 +47,14 @@ def kernel_matrix(name: str, X: np.ndarray, Y: np.ndarray, bandwidth: float, pre
         raise ValueError(f"X and Y must have the same number of columns, got {X.shape[1]} and {Y.shape[1]}")
     if precision in ("float64", "longdouble"):
         dtype = np.float64 if precision == "float64" else np.longdouble
-        diff = X.astype(dtype)[:, None, :] - Y.astype(dtype)[None, :, :]
-        dist = np.sqrt((diff * diff).sum(axis=-1))
-        return _profile_numpy(name, dist, dtype(bandwidth))
+        sq = (squared_distances(np.ascontiguousarray(X), np.ascontiguousarray(Y)) if precision == "float64"
+              else squared_distances_numpy(X, Y, dtype))
+        if name == "gaussian":
+            sq *= dtype(-0.5) / (dtype(bandwidth) * dtype(bandwidth))
+            return np.exp(sq, out=sq)
+        np.sqrt(sq, out=sq)
+        sq *= dtype(-1.0) / dtype(bandwidth)
+        return np.exp(sq, out=sq)
     if precision != "mpmath":
         raise ValueError(f"precision must be float64, longdouble or mpmath, got {precision!r}")
     import mpmath
