@@ -375,9 +375,9 @@ def real_society(ctx, num_agents: int = 128, rounds: int = 32, attack_epochs: in
     real retrieval and responses. ``border`` = 2 on 112 px is the paper's h = 6 on 336 px (7% of the pixels); each of
     ``borders`` is crafted and spread too (the budget curve, the main figure, with the paper's budget marked).
 
-    Measured (seed 0, 100 epochs, 256 records): h = 1 / 2 (3.5 / 7%) the attack fails (validation JSR 0), h = 4 (14%)
-    jailbreaks (JSR 1.0) but is never retrieved (beta 0), h = 8 / 16 (27 / 50%) infect 100% (beta 0.89 / 0.96). The
-    clean control infects none; 3% of unoptimized out-of-kind probes make the responder emit HARMFUL.
+    Measured (quick, 2 seeds, 100 epochs, 256 records): at h = 2 (7%) 69.5% / 0% cumulative (beta 0.37 / 0: the
+    failures are retrieval's, unlike the paper's low alpha); h = 4 (14%) 100% / 0%; h = 8 (27%) 100% in both; h = 1
+    none. The clean image infects none; 4.7% of unoptimized out-of-kind probes make the responder emit HARMFUL.
 
     ``image`` fills the adversarial image's slot: "crafted" (the method) or the null "clean" (the attack's starting
     image, not optimized: same society, population and chats); the keys stay ``crafted_*``."""
