@@ -137,6 +137,7 @@ class ResidualPropagation(Estimator):
         self._check_hyperparameters()
         if getattr(data, "edge_index", None) is None or getattr(data, "y", None) is None:
             raise ValueError("data must have edge_index and y (a torch_geometric.data.Data)")
+        self._check_inputs(data)
         y = torch.as_tensor(data.y)
         if y.is_floating_point() or y.is_complex():
             raise ValueError(f"y must hold integer class indices, got dtype {y.dtype}; if the values are whole "
@@ -172,6 +173,9 @@ class ResidualPropagation(Estimator):
             self._fit_iterative(data, train_idx, onehot_train, y, val)
         self._warn_if_below_majority(y, val)
         return self
+
+    def _check_inputs(self, data) -> None:
+        """Checks of ``data`` beyond the labels and masks (basic RP reads no features)."""
 
     def _resolve_solver(self, column_bytes: float, n: int, num_train: int) -> str:
         if self.solver != "auto":
@@ -358,11 +362,10 @@ class GeneralizedRP(ResidualPropagation):
     def _hyperparameters(self) -> dict:
         return {**super()._hyperparameters(), "gamma": self.gamma}
 
-    def fit(self, data, train_mask: torch.Tensor | None = None, val_mask: torch.Tensor | None = None):
-        """As :meth:`ResidualPropagation.fit`; the node features ``data.x`` must be finite (they enter the kernel)."""
+    def _check_inputs(self, data) -> None:
+        """The node features ``data.x`` must be finite: they enter the kernel."""
         if getattr(data, "x", None) is not None:
             check_finite("data.x", data.x)
-        return super().fit(data, train_mask, val_mask)
 
     def _check_hyperparameters(self) -> None:
         super()._check_hyperparameters()
@@ -376,6 +379,9 @@ class GeneralizedRP(ResidualPropagation):
         from .rp_selection import select_on_validation
 
         return select_on_validation(cls, data, grid, **fixed)
+
+    def _check_inputs(self, data) -> None:
+        """Checks of ``data`` beyond the labels and masks (basic RP reads no features)."""
 
     def _resolve_solver(self, column_bytes: float, n: int, num_train: int) -> str:
         if n > self.max_kernel_nodes:
