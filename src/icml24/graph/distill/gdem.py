@@ -171,32 +171,18 @@ class GDEM(FittedAttributes):
         dev = torch.device(self.device)
         real_directions, real_means = real_directions.to(dev), real_means.to(dev)
         eigenvalues, labels_dev = eigenvalues.to(dev), labels.to(dev)
-        syn_u = u_init.to(dev).clone().requires_grad_(True)
-        syn_x = x_init.to(dev).clone().requires_grad_(True)
-        opt_u = torch.optim.Adam([syn_u], lr=self.lr_eigenvectors)
-        opt_x = torch.optim.Adam([syn_x], lr=self.lr_features)
-        history = torch.zeros(self.epochs, 3, device=dev)
-        cycle = self.epochs_u + self.epochs_x
-        for epoch in range(self.epochs):
-            projection = syn_u.T @ syn_x  # U'^T X' [K, d], shared by L_e and L_d
-            loss_e = eigenbasis_matching_loss(real_directions, F.normalize(projection, p=2, dim=1))
-            syn_means = class_embedding_means(eigenvalues, syn_u, syn_x, labels_dev, num_classes,
-                                              projection=projection)
-            loss_d = discrimination_loss(real_means, syn_means)
-            loss_o = orthogonality_loss(syn_u)
-            loss = self.alpha * loss_e + self.beta * loss_d + self.gamma * loss_o
-            opt_u.zero_grad()
-            opt_x.zero_grad()
-            loss.backward()
-            (opt_u if epoch % cycle < self.epochs_u else opt_x).step()
-            history[epoch] = torch.stack([loss_e.detach(), loss_d.detach(), loss_o.detach()])
+        syn_u, syn_x, history = alternate(real_directions, real_means, eigenvalues, u_init.to(dev), x_init.to(dev),
+                                          labels_dev, num_classes, epochs=self.epochs, epochs_u=self.epochs_u,
+                                          epochs_x=self.epochs_x, alpha=self.alpha, beta=self.beta,
+                                          gamma=self.gamma, lr_eigenvectors=self.lr_eigenvectors,
+                                          lr_features=self.lr_features)
         self.distill_seconds_ = time.perf_counter() - start
 
         self.eigenvalues_ = eigenvalues.cpu()
-        self.eigenvectors_ = syn_u.detach().cpu()
+        self.eigenvectors_ = syn_u.cpu()
         self.history_ = {name: history[:, i].cpu().numpy() for i, name in
                          enumerate(("eigen", "discrimination", "orthogonality"))}
-        self.graph_ = self.synthetic_graph(syn_x.detach().cpu(), labels)
+        self.graph_ = self.synthetic_graph(syn_x.cpu(), labels)
         self.lcc_size_ = spectrum.num_nodes
         return self
 
@@ -207,3 +193,32 @@ class GDEM(FittedAttributes):
         edge_index = adj.nonzero().T
         return Data(x=features, y=labels, adj=adj, edge_index=edge_index, edge_weight=adj[edge_index[0], edge_index[1]],
                     num_nodes=u.shape[0])
+
+
+def alternate(real_directions: torch.Tensor, real_means: torch.Tensor, eigenvalues: torch.Tensor,
+              u_init: torch.Tensor, x_init: torch.Tensor, labels: torch.Tensor, num_classes: int, *, epochs: int,
+              epochs_u: int, epochs_x: int, alpha: float, beta: float, gamma: float, lr_eigenvectors: float,
+              lr_features: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """GDEM's alternating optimization (official ``agent.train``): each epoch forms
+    ``L = alpha L_e + beta L_d + gamma L_o`` (Eq. 11) and steps Adam on ``U'`` for ``epochs_u`` epochs, then on
+    ``X'`` for ``epochs_x``, in cycles. Returns ``(U', X', history [epochs, 3])`` (detached; history holds
+    ``L_e, L_d, L_o`` per epoch)."""
+    syn_u = u_init.clone().requires_grad_(True)
+    syn_x = x_init.clone().requires_grad_(True)
+    opt_u = torch.optim.Adam([syn_u], lr=lr_eigenvectors)
+    opt_x = torch.optim.Adam([syn_x], lr=lr_features)
+    history = torch.zeros(epochs, 3, device=syn_u.device)
+    cycle = epochs_u + epochs_x
+    for epoch in range(epochs):
+        projection = syn_u.T @ syn_x  # U'^T X' [K, d], shared by L_e and L_d
+        loss_e = eigenbasis_matching_loss(real_directions, F.normalize(projection, p=2, dim=1))
+        syn_means = class_embedding_means(eigenvalues, syn_u, syn_x, labels, num_classes, projection=projection)
+        loss_d = discrimination_loss(real_means, syn_means)
+        loss_o = orthogonality_loss(syn_u)
+        loss = alpha * loss_e + beta * loss_d + gamma * loss_o
+        opt_u.zero_grad()
+        opt_x.zero_grad()
+        loss.backward()
+        (opt_u if epoch % cycle < epochs_u else opt_x).step()
+        history[epoch] = torch.stack([loss_e.detach(), loss_d.detach(), loss_o.detach()])
+    return syn_u.detach(), syn_x.detach(), history
