@@ -31,7 +31,7 @@ def test_state_round_trip_and_deterministic_sampling(tiny_diffusion):
     b = again.sample(again.encode([["red circle and blue square"]]), torch.Generator().manual_seed(3), steps=3)
     assert torch.equal(a, b) and a.shape == (1, 3, 16, 16) and a.abs().max() <= 1 + 1e-5
     chunks = tiny_diffusion.encode([["red", "blue circle", "and"], ["", "", ""]])
-    assert chunks.shape == (2, 36, tiny_diffusion.text_dim)
+    assert chunks.shape == (2, 3 * tiny_diffusion.chunk_len, tiny_diffusion.text_dim)
     with pytest.raises(ValueError, match="same number of chunks"):
         tiny_diffusion.encode([["red circle"], ["red circle", "blue square"]])
 
@@ -44,3 +44,21 @@ def test_masked_rediffusion_keeps_the_kept_pixels_exactly(tiny_diffusion):
                                 steps=3, known=known, keep=keep)
     assert torch.equal(out[:, :, :, :8], known[:, :, :, :8])
     assert not torch.allclose(out[:, :, :, 8:], known[:, :, :, 8:])
+
+
+@pytest.mark.parametrize("steps", [0, -1, 2.5, 101, True])
+def test_bad_step_counts_are_refused(tiny_diffusion, steps):
+    """steps=0 used to return the input noise unchanged."""
+    context = tiny_diffusion.encode([["red circle"]])
+    with pytest.raises(ValueError, match="steps must be an integer"):
+        tiny_diffusion.sample(context, torch.Generator().manual_seed(0), steps=steps)
+
+
+@pytest.mark.parametrize("guidance", [float("nan"), float("inf")])
+def test_non_finite_guidance_is_refused(tiny_diffusion, guidance):
+    """guidance=nan used to return NaN images."""
+    context = tiny_diffusion.encode([["red circle"]])
+    with pytest.raises(ValueError, match="guidance must be a finite"):
+        tiny_diffusion.sample(context, torch.Generator().manual_seed(0), steps=2, guidance=guidance)
+    with pytest.raises(ValueError, match="noise"):
+        tiny_diffusion.sample(context, torch.Generator(), steps=2, noise=torch.full((1, 3, 16, 16), float("nan")))

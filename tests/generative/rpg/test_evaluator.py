@@ -54,3 +54,30 @@ def test_single_object_fidelity_finds_the_object_wherever_it_sits(classifier):
     assert classifier.object_fidelity(-torch.ones(3, 3, 16, 16), entities[:3]) == 0.0
     with pytest.raises(ValueError, match="one entity per image"):
         classifier.object_fidelity(images.float(), entities[:3])
+
+
+def test_crops_see_their_own_region_only():
+    """Three objects in 5- and 6-pixel thirds: a crop blanks its neighbours' pixels."""
+    image = torch.as_tensor(render(["red circle", "blue square", "green triangle"]))[None]
+    crops = crop_slots(image, 3)
+    assert crops.shape == (1, 3, 3, 8, 8)
+    red, blue, green = (crops[0, j] for j in range(3))
+    assert red[0].max() == 1 and red[2].max() == -1 and red[1].max() == -1  # only red in slot 0
+    assert blue[2].max() == 1 and blue[0].max() == -1
+    assert green[1].max() == 1 and green[2].max() == -1
+    assert crop_slots(image, 5).shape == (1, 5, 3, 8, 8)
+
+
+@pytest.mark.parametrize("k", [3, 5])
+def test_reads_three_and_five_object_scenes_and_separates_placement(classifier, k):
+    rng = np.random.default_rng(k)
+    prompts = [tuple(OBJECTS[j] for j in rng.permutation(12)[:k]) for _ in range(24)]
+    images = torch.as_tensor(np.stack([render(list(p), rng) for p in prompts])).float()
+    scores = classifier.binding_scores(images, prompts)
+    assert scores["in_place"].mean() >= 0.7 and (scores["anywhere"] >= scores["in_place"]).all()
+    swapped = [p[1:] + p[:1] for p in prompts]  # the right objects, each in another's slot
+    moved = classifier.binding_scores(images, swapped)
+    assert moved["in_place"].mean() <= 0.2  # placement is wrong ...
+    assert moved["anywhere"].mean() >= scores["anywhere"].mean() - 1e-6  # ... binding is not
+    with pytest.raises(ValueError, match="as many prompts"):
+        classifier.binding_scores(images, prompts[:3])

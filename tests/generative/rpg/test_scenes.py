@@ -8,6 +8,7 @@ from icml24.generative.rpg.scenes import (
     OBJECTS,
     all_prompts,
     caption,
+    object_boxes,
     object_centers,
     render,
     sample_scenes,
@@ -30,17 +31,19 @@ def test_shapes_differ_in_area():
 
 def test_tokenize_and_refusals():
     tokens = tokenize(["red circle and blue square", ""])
-    assert tokens.shape == (2, 12) and (tokens[1] == 0).all() and (tokens[0, :5] > 0).all()
+    assert tokens.shape == (2, 17) and (tokens[1] == 0).all() and (tokens[0, :5] > 0).all()
     with pytest.raises(ValueError, match="vocabulary"):
         tokenize(["purple circle"])
-    with pytest.raises(ValueError, match="1, 2 or 4"):
-        object_centers(3)
+    with pytest.raises(ValueError, match="1 to 6 objects"):
+        object_centers(7)
+    with pytest.raises(ValueError, match="1 to 6 objects"):
+        object_centers(0)
 
 
 def test_scene_mix_and_prompt_splits():
     images, captions = sample_scenes(60, np.random.default_rng(0))
     assert images.shape == (60, 3, 16, 16) and images.min() >= -1 and images.max() <= 1
-    assert {len(c.split(" and ")) for c in captions} == {1, 2, 4}
+    assert {len(c.split(" and ")) for c in captions} == {1, 2, 3, 4, 5}
     validation, test = split_prompts(2, 24)
     assert len(validation) == 24 and len(test) == len(all_prompts(2)) - 24 == 108
     assert not set(validation) & set(test)
@@ -48,3 +51,27 @@ def test_scene_mix_and_prompt_splits():
     assert caption(list(validation[0])) in {f"{a} and {b}" for a in OBJECTS for b in OBJECTS}
     with pytest.raises(ValueError):
         split_prompts(2, 200)
+
+
+@pytest.mark.parametrize("k", [3, 5, 6])
+def test_every_planner_count_puts_each_object_inside_its_region(k):
+    """3 entities: vertical thirds (edges 0, 5, 10, 16); 5: three over two; each object drawn within its box."""
+    entities = [OBJECTS[j] for j in (0, 4, 8, 2, 6, 10)[:k]]
+    image = render(entities, np.random.default_rng(k))
+    boxes = object_boxes(k)
+    assert len(boxes) == k
+    if k == 3:
+        assert [b[2:] for b in boxes] == [(0, 5), (5, 10), (10, 16)]
+    for j, (t, b, left, r) in enumerate(boxes):
+        region = image[:, t:b, left:r]
+        colour = entities[j].split()[0]
+        own = np.all(np.isclose(region, np.asarray(COLORS[colour])[:, None, None]), axis=0)
+        assert own.sum() >= 4  # the object is drawn in its region ...
+        for other in {e.split()[0] for e in entities} - {colour}:  # ... and no other colour leaks in
+            assert not np.all(np.isclose(region, np.asarray(COLORS[other])[:, None, None]), axis=0).any()
+
+
+def test_two_and_four_object_scenes_are_unchanged():
+    """The regions of 2 and 4 objects are the halves and quadrants, objects at full size."""
+    assert object_centers(2) == [(7.5, 3.5), (7.5, 11.5)]
+    assert object_centers(4) == [(3.5, 3.5), (3.5, 11.5), (11.5, 3.5), (11.5, 11.5)]

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from icml24._validation import FittedAttributes, check_finite, check_positive
+from icml24._validation import FittedAttributes, check_finite, check_fitted, check_positive
 
 from .scenes import MAX_TOKENS, VOCAB, tokenize
 from .unet import TinyTextUNet
@@ -124,6 +124,15 @@ class TextDiffusion(FittedAttributes):
                keep: torch.Tensor | None = None) -> torch.Tensor:
         """DDIM samples (B, 3, 16, 16) for ``context``; the unconditional context is the empty prompt in as many
         chunks. With ``known`` images and a ``keep`` mask (B, 1, 16, 16) only the other pixels are regenerated."""
+        check_fitted(self, "model_")
+        if isinstance(steps, bool) or int(steps) != steps or not 1 <= steps <= self.timesteps:
+            raise ValueError(f"steps must be an integer in [1, {self.timesteps}] (DDIM steps of the {self.timesteps}"
+                             f"-step schedule), got {steps!r}; steps=0 would return the input noise unchanged")
+        if not math.isfinite(float(guidance)):
+            raise ValueError(f"guidance must be a finite classifier-free guidance scale (e.g. 3.0), got {guidance!r}")
+        check_finite("context", context)
+        if noise is not None:
+            check_finite("noise", noise)
         model = self.model_
         b, n_tokens = context.shape[0], context.shape[1]
         empty = self.encode([[""] * (n_tokens // self.chunk_len)])
@@ -131,7 +140,7 @@ class TextDiffusion(FittedAttributes):
         x = noise.clone() if noise is not None else torch.randn((b, 3, 16, 16), generator=generator)
         if known is not None:
             fixed_eps = torch.randn(x.shape, generator=generator)
-        times = np.linspace(self.timesteps - 1, 0, steps).round().astype(int)
+        times = np.linspace(self.timesteps - 1, 0, int(steps)).round().astype(int)
         for k, t in enumerate(times):
             ab = self.alpha_bar[t]
             if known is not None:  # masked re-diffusion: kept pixels follow the known image's forward process

@@ -1,8 +1,10 @@
 """A per-cell attribute classifier: the evaluator of attribute binding (the BLIP-VQA stand-in of T2I-CompBench).
 
-Each object slot of a scene is cropped to 8 x 8 and classified into one of the 12 entities (colour x shape) or
-"none". An object counts as bound when the predicted entity is the prompt's entity at that slot; attribute-binding
-accuracy is the fraction of bound objects. Trained on procedurally drawn crops with jitter, pixel noise and blur, so
+Each object slot of a scene (the planner's region for that many objects) is cropped to the 8 x 8 window around its
+centre, pixels outside the region blanked to the background, and classified into one of the 12 entities (colour x
+shape) or "none". Two readings of a prompt's objects (``binding_scores``): *in place*, the slot shows the prompt's
+entity for it (binding and placement); *anywhere*, some slot shows that exact colour-shape pair (binding alone, as a
+VQA question "a red circle?" asks it). Trained on procedurally drawn crops with jitter, pixel noise and blur, so
 that it reads imperfect generations; its accuracy on held-out drawn crops is reported.
 """
 
@@ -15,21 +17,27 @@ from torch import nn
 
 from icml24._validation import FittedAttributes, check_finite
 
-from .scenes import OBJECTS, object_centers, render
+from .scenes import OBJECTS, object_boxes, render, single_places
 
 NONE = len(OBJECTS)  # the "no recognisable object" class
 
 
 def crop_slots(images: torch.Tensor, num_objects: int) -> torch.Tensor:
-    """(B, 3, 16, 16) -> (B, num_objects, 3, 8, 8): the 8 x 8 window around each object slot, reading order."""
-    return _crop(images, object_centers(num_objects))
+    """(B, 3, 16, 16) -> (B, num_objects, 3, 8, 8): the window around each object slot, reading order."""
+    return _crop(images, object_boxes(num_objects, images.shape[-1]))
 
 
-def _crop(images: torch.Tensor, centers: list[tuple[float, float]]) -> torch.Tensor:
+def _crop(images: torch.Tensor, boxes: list[tuple[int, int, int, int]]) -> torch.Tensor:
+    """The 8 x 8 window centred on each box (the canvas padded with background), blank outside the box, so a crop
+    sees its own region only."""
+    padded = F.pad(images, (4, 4, 4, 4), value=-1.0)
     out = []
-    for cy, cx in centers:
-        top, left = int(round(cy - 3.5)), int(round(cx - 3.5))
-        out.append(images[:, :, top:top + 8, left:left + 8])
+    for t, b, left, r in boxes:
+        top, start = int(round((t + b) / 2 - 4)), int(round((left + r) / 2 - 4))
+        window = padded[:, :, top + 4:top + 12, start + 4:start + 12].clone()
+        rows, cols = torch.arange(top, top + 8), torch.arange(start, start + 8)
+        inside = ((rows >= t) & (rows < b))[:, None] & ((cols >= left) & (cols < r))[None]
+        out.append(torch.where(inside, window, torch.full_like(window, -1.0)))
     return torch.stack(out, dim=1)
 
 
@@ -41,6 +49,12 @@ def _training_crops(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nd
             canvas = -np.ones((3, 16, 16))
             if rng.random() < 0.5:  # a faint or fragmentary blob is still "none"
                 canvas += rng.uniform(0, 0.6) * (rng.random((3, 16, 16)) < 0.15)
+        elif rng.random() < 0.5:  # an object shrunk into a 5- or 6-pixel-wide region (3 or 5 objects)
+            width = int(rng.integers(5, 7))
+            canvas = render([OBJECTS[label]], rng, slots=[2], jitter=1.0, scale=width / 7.0)
+            left = int(rng.integers(1, 9 - width))
+            canvas[:, :, :left] = -1.0
+            canvas[:, :, left + width:8] = -1.0
         else:
             canvas = render([OBJECTS[label]], rng, slots=[2], jitter=1.0)  # slot 2: top-left quadrant
         crop = canvas[:, 0:8, 0:8]
@@ -103,14 +117,30 @@ class CellClassifier(FittedAttributes):
         return self.net_(crops.float()).argmax(-1)
 
     @torch.no_grad()
-    def slot_correct(self, images: torch.Tensor, prompts: list[tuple[str, ...]]) -> torch.Tensor:
-        """(B, k) bool: whether slot j of image b shows entity ``prompts[b][j]``."""
+    def slot_predictions(self, images: torch.Tensor, num_objects: int) -> torch.Tensor:
+        """(B, num_objects) predicted entity index (``NONE``: no recognisable object) of every slot."""
         check_finite("images", images)
-        k = len(prompts[0])
-        crops = crop_slots(images, k)
-        pred = self.predict_crops(crops.reshape(-1, 3, 8, 8)).reshape(len(images), k)
-        target = torch.tensor([[OBJECTS.index(e) for e in p] for p in prompts])
-        return pred == target
+        crops = crop_slots(images, num_objects)
+        return self.predict_crops(crops.reshape(-1, 3, 8, 8)).reshape(len(images), num_objects)
+
+    @staticmethod
+    def _targets(images: torch.Tensor, prompts: list[tuple[str, ...]]) -> torch.Tensor:
+        if len(prompts) != len(images) or len({len(p) for p in prompts}) != 1:
+            raise ValueError(f"{len(images)} images need as many prompts of one object count, got {len(prompts)}")
+        return torch.tensor([[OBJECTS.index(e) for e in p] for p in prompts])
+
+    def slot_correct(self, images: torch.Tensor, prompts: list[tuple[str, ...]]) -> torch.Tensor:
+        """(B, k) bool: whether slot j of image b shows entity ``prompts[b][j]`` (in place)."""
+        target = self._targets(images, prompts)
+        return self.slot_predictions(images, target.shape[1]) == target
+
+    def binding_scores(self, images: torch.Tensor, prompts: list[tuple[str, ...]]) -> dict[str, torch.Tensor]:
+        """Per image (B,): ``in_place``, the share of the prompt's objects shown in their own slot; ``anywhere``,
+        the share shown (exact colour and shape) in some slot: binding without placement."""
+        target = self._targets(images, prompts)
+        pred = self.slot_predictions(images, target.shape[1])
+        anywhere = (pred[:, None, :] == target[:, :, None]).any(-1)
+        return {"in_place": (pred == target).float().mean(1), "anywhere": anywhere.float().mean(1)}
 
     def binding_accuracy(self, images: torch.Tensor, prompts: list[tuple[str, ...]]) -> float:
         return float(self.slot_correct(images, prompts).float().mean())
@@ -122,7 +152,7 @@ class CellClassifier(FittedAttributes):
         check_finite("images", images)
         if len(entities) != len(images):
             raise ValueError(f"{len(images)} images but {len(entities)} entities; give one entity per image")
-        centers = object_centers(2) + object_centers(4)
-        pred = self.predict_crops(_crop(images, centers).reshape(-1, 3, 8, 8)).reshape(len(images), len(centers))
+        places = single_places(images.shape[-1])
+        pred = self.predict_crops(_crop(images, places).reshape(-1, 3, 8, 8)).reshape(len(images), len(places))
         target = torch.tensor([OBJECTS.index(e) for e in entities])[:, None]
         return float((pred == target).any(dim=1).float().mean())

@@ -1,7 +1,10 @@
 """Procedural multi-object scenes for a locally trained text-to-image model (stand-in for T2I-CompBench prompts).
 
-A 16 x 16 RGB canvas holds 1, 2 or 4 objects (circle / square / triangle in red / green / blue / yellow). Two
-objects sit in the left and right halves, four in the 2 x 2 quadrants, one in a random one of those six places.
+A 16 x 16 RGB canvas holds 1 to ``MAX_OBJECTS`` objects (circle / square / triangle in red / green / blue / yellow),
+each in the region the planner lays out for that many entities (``default_layout``: up to three side by side, more in
+a near-square grid filled row by row, edges rounded down as the released code slices the latent): two objects in the
+left and right halves, three in vertical thirds, four in the 2 x 2 quadrants, five as three over two. An object is
+shrunk to fit a region narrower than 7 pixels. A lone object sits in a random one of the 2- and 4-object places.
 Captions list the objects in reading order: ``"red circle and blue square"``. Pixels are in [-1, 1].
 """
 
@@ -12,6 +15,8 @@ import itertools
 
 import numpy as np
 
+from .planner import default_layout
+
 COLORS = {"red": (1.0, -1.0, -1.0), "green": (-1.0, 1.0, -1.0), "blue": (-1.0, -1.0, 1.0),
           "yellow": (1.0, 1.0, -1.0)}
 SHAPES = ("circle", "square", "triangle")
@@ -19,7 +24,10 @@ OBJECTS = [f"{c} {s}" for c in COLORS for s in SHAPES]  # the 12 entities
 VOCAB = ("<pad>", "and", *COLORS, *SHAPES)
 PAD = 0
 CANVAS = 16
-MAX_TOKENS = 12  # 4 objects x 2 words + 3 "and" + 1 spare
+MAX_OBJECTS = 6
+MAX_TOKENS = 3 * MAX_OBJECTS - 1  # 6 objects x 2 words + 5 "and"
+COUNTS = (1, 2, 3, 4, 5)  # objects per training scene
+MIX = (0.3, 0.2, 0.15, 0.2, 0.15)
 
 
 @functools.lru_cache(maxsize=8)
@@ -28,16 +36,28 @@ def _grid(height: int, width: int) -> tuple[np.ndarray, np.ndarray]:
     return yy, xx
 
 
+def object_boxes(num_objects: int, size: int = CANVAS) -> list[tuple[int, int, int, int]]:
+    """The regions ``(top, bottom, left, right)`` of the object slots in reading order: the planner's layout for
+    ``num_objects`` entities on a ``size x size`` canvas."""
+    if not 1 <= int(num_objects) <= MAX_OBJECTS:
+        raise ValueError(f"scenes hold 1 to {MAX_OBJECTS} objects (the captions the model reads), got {num_objects}")
+    return default_layout(int(num_objects)).boxes(size, size)
+
+
 def object_centers(num_objects: int, size: int = CANVAS) -> list[tuple[float, float]]:
-    """Centres (row, col) of the object slots in reading order for 1, 2 or 4 objects."""
-    q = size / 4
-    if num_objects == 1:
-        return [(2 * q - 0.5, 2 * q - 0.5)]
-    if num_objects == 2:
-        return [(2 * q - 0.5, q - 0.5), (2 * q - 0.5, 3 * q - 0.5)]
-    if num_objects == 4:
-        return [(q - 0.5, q - 0.5), (q - 0.5, 3 * q - 0.5), (3 * q - 0.5, q - 0.5), (3 * q - 0.5, 3 * q - 0.5)]
-    raise ValueError(f"scenes hold 1, 2 or 4 objects, got {num_objects}")
+    """Centres (row, col) of the object slots in reading order: the centres of ``object_boxes``."""
+    return [((t + b) / 2 - 0.5, (left + r) / 2 - 0.5) for t, b, left, r in object_boxes(num_objects, size)]
+
+
+def object_scale(box: tuple[int, int, int, int]) -> float:
+    """How much an object is shrunk to fit its region: 1 in a region at least 7 pixels wide and high."""
+    top, bottom, left, right = box
+    return min(1.0, min(bottom - top, right - left) / 7.0)
+
+
+def single_places(size: int = CANVAS) -> list[tuple[int, int, int, int]]:
+    """The six places a lone object may occupy: the 2-object halves and the 4-object quadrants."""
+    return object_boxes(2, size) + object_boxes(4, size)
 
 
 def draw_object(canvas: np.ndarray, entity: str, center: tuple[float, float], radius: float) -> None:
@@ -58,19 +78,22 @@ def draw_object(canvas: np.ndarray, entity: str, center: tuple[float, float], ra
 
 
 def render(entities: list[str], rng: np.random.Generator | None = None, slots: list[int] | None = None,
-           jitter: float = 0.75) -> np.ndarray:
-    """A (3, 16, 16) scene with ``entities`` in reading order; one entity goes to ``slots[0]`` of the six places."""
+           jitter: float = 0.75, scale: float = 1.0) -> np.ndarray:
+    """A (3, 16, 16) scene with ``entities`` in reading order, each in its slot of ``object_boxes``; a lone entity
+    goes to ``slots[0]`` of the six ``single_places`` (drawn at ``scale``)."""
     canvas = -np.ones((3, CANVAS, CANVAS))
     if len(entities) == 1 and slots is not None:
-        places = object_centers(2) + object_centers(4)
-        centers = [places[slots[0]]]
+        boxes = [single_places()[slots[0]]]
+        scales = [float(scale)]
     else:
-        centers = object_centers(len(entities))
-    for entity, (cy, cx) in zip(entities, centers):
-        radius = 3.0
+        boxes = object_boxes(len(entities))
+        scales = [object_scale(box) for box in boxes]
+    for entity, (t, b, left, r), s in zip(entities, boxes, scales):
+        cy, cx = (t + b) / 2 - 0.5, (left + r) / 2 - 0.5
+        radius = 3.0 * s
         if rng is not None:
-            cy, cx = cy + rng.uniform(-jitter, jitter), cx + rng.uniform(-jitter, jitter)
-            radius = rng.uniform(2.6, 3.3)
+            cy, cx = cy + rng.uniform(-jitter * s, jitter * s), cx + rng.uniform(-jitter * s, jitter * s)
+            radius = rng.uniform(2.6, 3.3) * s
         draw_object(canvas, entity, (cy, cx), radius)
     return canvas
 
@@ -95,9 +118,14 @@ def tokenize(prompts: list[str], length: int = MAX_TOKENS) -> np.ndarray:
     return out
 
 
-def sample_scenes(n: int, rng: np.random.Generator, mix: tuple[float, float, float] = (0.4, 0.3, 0.3)):
-    """``n`` training scenes with 1 / 2 / 4 objects in proportions ``mix``: images (n, 3, 16, 16), captions."""
-    counts = rng.choice([1, 2, 4], size=n, p=np.asarray(mix) / sum(mix))
+def sample_scenes(n: int, rng: np.random.Generator, counts: tuple[int, ...] = COUNTS,
+                  mix: tuple[float, ...] = MIX):
+    """``n`` training scenes with ``counts[i]`` objects in proportion ``mix[i]``: images (n, 3, 16, 16), captions."""
+    if len(counts) != len(mix) or min(mix) < 0 or sum(mix) <= 0:
+        raise ValueError(f"mix must give one non-negative weight per object count {counts}, got {mix}")
+    for k in counts:
+        object_boxes(k)  # refuses a count the scenes cannot hold
+    counts = rng.choice(list(counts), size=n, p=np.asarray(mix) / sum(mix))
     images, captions = np.empty((n, 3, CANVAS, CANVAS)), []
     for i, k in enumerate(counts):
         entities = [OBJECTS[j] for j in rng.integers(0, len(OBJECTS), size=k)]
