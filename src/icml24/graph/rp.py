@@ -380,9 +380,6 @@ class GeneralizedRP(ResidualPropagation):
 
         return select_on_validation(cls, data, grid, **fixed)
 
-    def _check_inputs(self, data) -> None:
-        """Checks of ``data`` beyond the labels and masks (basic RP reads no features)."""
-
     def _resolve_solver(self, column_bytes: float, n: int, num_train: int) -> str:
         if n > self.max_kernel_nodes:
             raise ValueError(
