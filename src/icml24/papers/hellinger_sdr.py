@@ -8,6 +8,7 @@ import numpy as np
 
 from icml24.core import Claim, Null, Paper, experiment
 from icml24.sdr import (
+    DESIGNS,
     INITIALIZERS,
     MODELS,
     HellingerSDR,
@@ -35,10 +36,13 @@ PAPER = Paper(
         "and refined."
     ),
     deviations=[
-        "Quick setting (20 replicates): sparse beta only, SIR/SAVE/DR alone, DR refined on all four models and SIR "
-        "on the quadratic one, because each refinement keeps the official optimizer budget (about 1.5 s) and the "
-        "full grid's 40 refinements per replicate (100 replicates, both betas, all five initializers) do not fit "
-        "3 minutes.",
+        "Quick setting (10 replicates): sparse beta only; every initializer (SIR, SAVE, DR, MAVE, DCOV) alone and "
+        "refined on the Gaussian design, DR and MAVE refined on the heavy-tailed one, since each refinement keeps "
+        "the official optimizer budget (about 1.5 s).",
+        "The heavy-tailed design (i.i.d. Student-t(3) covariates scaled to unit variance, the four links) is our "
+        "reading of the paper's heavy-tailed settings, which the official scripts do not contain.",
+        "The linear-model sanity bound (every method <= 0.2) is a property test, not a claim: the paper's number "
+        "for it was not available to us.",
         "MAVE is the mean-subspace MAVE of Xia et al. (2002) started from OPG, bandwidth 2.34 n^(-1/(k+4)); the "
         "official code calls the R MAVE package's default method (csOPG).",
         "DCOV-SDR maximizes dCov with scipy's SLSQP (analytic gradient) from the best of 200 random unit vectors "
@@ -76,25 +80,27 @@ def _plot(ctx, X, y, beta, directions: dict[str, np.ndarray], title: str) -> Non
 
 NO_REFINEMENT = Null("no refinement: the initializer's own direction in the refined slot", {"refiner": "none"},
                      cheap=True)
-RANDOM_DIRECTION = Null("a uniformly random unit direction in the refined slot (no data used)", {"refiner": "random"},
-                        cheap=True)
 
 
 @experiment(
     PAPER,
     null=NO_REFINEMENT,
-    quick={"betas": ["sparse"], "initializers": ["sir", "save", "dr"], "refine": ["dr"],
-           "refine_quadratic": ["sir"], "seeds": 20},
+    quick={"betas": ["sparse"], "initializers": ["sir", "save", "dr", "mave", "dcov"],
+           "refine": ["sir", "save", "dr", "mave", "dcov"], "refine_quadratic": [], "designs": ["gaussian", "t3"],
+           "refine_heavy": ["dr", "mave"], "seeds": 10},
     full={"betas": ["sparse", "dense"], "initializers": ["sir", "save", "dr", "mave", "dcov"],
-          "refine": ["sir", "save", "dr", "mave", "dcov"], "refine_quadratic": [], "seeds": 100},
-    smoke={"betas": ["sparse"], "initializers": ["sir", "dr"], "refine": ["dr"], "refine_quadratic": ["sir"],
-           "n": 150, "sa_maxiter": 300, "nm_maxfev": 300},
+          "refine": ["sir", "save", "dr", "mave", "dcov"], "refine_quadratic": [], "designs": ["gaussian", "t3"],
+          "refine_heavy": ["sir", "save", "dr", "mave", "dcov"], "seeds": 100},
+    smoke={"betas": ["sparse"], "initializers": ["sir", "dr", "mave"], "refine": ["dr"], "refine_quadratic": ["sir"],
+           "designs": ["gaussian", "t3"], "refine_heavy": ["dr", "mave"], "n": 150, "sa_maxiter": 300,
+           "nm_maxfev": 300},
     threads=1,
 )
 def single_index(ctx, models: list[str] = MODELS, betas: list[str] = ("sparse",),
                  initializers: list[str] = ("sir", "save", "dr"), refine: list[str] = ("dr",),
                  refine_quadratic: list[str] = ("sir",), n: int = 400, noise: float = 0.2, sa_maxiter: int = 20_000,
-                 nm_maxfev: int = 10_000, normalize_sparse: bool = False, refiner: str = "hc") -> dict[str, float]:
+                 nm_maxfev: int = 10_000, normalize_sparse: bool = False, refiner: str = "hc",
+                 designs: list[str] = ("gaussian",), refine_heavy: list[str] = ("dr",)) -> dict[str, float]:
     """One replicate: every model x beta, each initializer alone, and HC-refined where asked (``refine``: on
     every model; ``refine_quadratic``: on the quadratic model too); error = sin of the angle to beta.
 
@@ -105,49 +111,60 @@ def single_index(ctx, models: list[str] = MODELS, betas: list[str] = ("sparse",)
 
     ``refiner`` fills the refined slot: "hc" (the method), or the nulls "none" (the initializer's own direction,
     no refinement) and "random" (a uniformly random unit direction, no data used); keys stay ``..._hc``.
+
+    ``designs``: "gaussian" (the official X ~ N(0, I); keys as above) and "t3" (heavy-tailed i.i.d. t(3)
+    covariates; keys prefixed ``t3_``, refined initializers ``refine_heavy``).
     """
     if refiner not in ("hc", "none", "random"):
         raise ValueError(f"refiner must be 'hc', 'none' or 'random', got {refiner!r}")
-    unknown = sorted(set(initializers) - set(INITIALIZERS)) + sorted((set(refine) | set(refine_quadratic))
-                                                                     - set(initializers))
+    unknown = sorted(set(initializers) - set(INITIALIZERS)) + sorted(
+        (set(refine) | set(refine_quadratic) | (set(refine_heavy) if set(designs) - {"gaussian"} else set()))
+        - set(initializers))
+    if set(designs) - set(DESIGNS) or not designs:
+        raise ValueError(f"designs must be a non-empty subset of {', '.join(DESIGNS)}, got {list(designs)}")
     if unknown:
         raise ValueError(f"initializers must be among {', '.join(INITIALIZERS)}, refined ones among the initializers; "
                          f"got {unknown}")
     metrics: dict[str, float] = {"n_over_p": n / 10.0}
     seconds, refinements = 0.0, 0
-    for kind in betas:
+    for design, kind in ((design, kind) for design in designs for kind in betas):
         if kind not in ("sparse", "dense"):
             raise ValueError(f"betas must be 'sparse' or 'dense', got {kind!r}")
+        heavy = design != "gaussian"
         for model in models:
-            X, y, beta = single_index_data(model, ctx.rng("data", kind, model), n=n, sparse=kind == "sparse",
-                                           noise=noise, normalize_sparse=normalize_sparse)
-            tag = f"{kind}_{model}"
+            stream = ("data", kind, model) if not heavy else ("data", design, kind, model)
+            X, y, beta = single_index_data(model, ctx.rng(*stream), n=n, sparse=kind == "sparse",
+                                           noise=noise, normalize_sparse=normalize_sparse, design=design)
+            tag = f"{kind}_{model}" if not heavy else f"{design}_{kind}_{model}"
             true_b = ProjectionObjective(X, y)(beta / np.linalg.norm(beta))
             metrics[f"{tag}_snr"] = signal_to_noise(model, kind == "sparse", noise, normalize_sparse)
             metrics[f"{tag}_true_eta"] = hellinger_from_bhattacharyya(true_b)
             shown = {}
             for name in initializers:
-                init = make_initializer(name, random_state=ctx.child_seed("init", kind, model, name)).fit(X, y)
+                init = make_initializer(name, random_state=ctx.child_seed("init", design, kind, model, name)).fit(X, y)
                 metrics[f"{tag}_{name}"] = _error(init.directions_, beta)
                 shown[name.upper()] = init.directions_[:, 0]
-                if name not in refine and not (model == "quadratic" and name in refine_quadratic):
+                chosen = (name in refine_heavy if heavy
+                          else name in refine or (model == "quadratic" and name in refine_quadratic))
+                if not chosen:
                     continue
                 if refiner == "hc":
                     start = time.perf_counter()
                     refined = HellingerSDR(init=init.directions_[:, 0], sa_maxiter=sa_maxiter, nm_maxfev=nm_maxfev,
-                                           random_state=ctx.child_seed("hc", kind, model, name)).fit(X, y)
+                                           random_state=ctx.child_seed("hc", design, kind, model, name)).fit(X, y)
                     seconds += time.perf_counter() - start
                     refinements += 1
                     estimate, b_value = refined.directions_, refined.bhattacharyya_
                 else:  # a null in the refined slot
                     direction = (init.directions_[:, 0] if refiner == "none"
-                                 else ctx.rng("random-direction", kind, model, name).standard_normal(X.shape[1]))
+                                 else ctx.rng("random-direction", design, kind, model, name
+                                              ).standard_normal(X.shape[1]))
                     estimate = (direction / np.linalg.norm(direction))[:, None]
                     b_value = ProjectionObjective(X, y)(estimate[:, 0])
                 metrics[f"{tag}_{name}_hc"] = _error(estimate, beta)
                 metrics[f"{tag}_{name}_hc_B_gap"] = b_value - true_b
                 shown[f"HC-{name.upper()}" if refiner == "hc" else f"{refiner}-{name.upper()}"] = estimate[:, 0]
-            if model == "quadratic" and kind == betas[0]:
+            if model == "quadratic" and kind == betas[0] and not heavy:
                 _plot(ctx, X, y, beta, shown, f"{kind} quadratic model, replicate {ctx.seed}")
     ctx.artifact("timing", {"refinements": refinements, "seconds_per_refinement": seconds / max(refinements, 1)})
     return metrics
@@ -157,10 +174,18 @@ def single_index(ctx, models: list[str] = MODELS, betas: list[str] = ("sparse",)
 def _single_index_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
     """Across replicates: models where refinement lowers DR's mean error, the worst mean increase, win rates."""
     means = {key: float(np.mean([m[key] for m in per_seed])) for key in per_seed[0]}
-    pairs = [key[:-3] for key in means if key.endswith("_hc")]
+    every = [key[:-3] for key in means if key.endswith("_hc")]
+    pairs = [key for key in every if not key.startswith("t3_")]
+    heavy = [key for key in every if key.startswith("t3_")]
     out: dict[str, float] = {}
     if pairs:
         out["max_mean_error_increase"] = max(means[f"{key}_hc"] - means[key] for key in pairs)
+    for name in {key.rsplit("_", 1)[1] for key in heavy}:
+        mine = [key for key in heavy if key.endswith(f"_{name}")]
+        out[f"t3_{name}_models_improved"] = float(sum(means[f"{key}_hc"] < means[key] for key in mine))
+        gains = np.array([[m[key] - m[f"{key}_hc"] for key in mine] for m in per_seed]).mean(axis=1)
+        out[f"t3_{name}_mean_gain"] = float(gains.mean())
+        out[f"t3_{name}_mean_gain_se"] = float(gains.std(ddof=1) / np.sqrt(len(gains))) if len(gains) > 1 else 0.0
     for kind in ("sparse", "dense"):
         dr = [key for key in pairs if key.startswith(f"{kind}_") and key.endswith("_dr")]
         if dr:
@@ -169,11 +194,6 @@ def _single_index_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
         wins = [m[f"{key}_hc"] < m[key] for m in per_seed for key in pairs if key.endswith(f"_{name}")]
         out[f"{name}_refined_win_fraction"] = float(np.mean(wins))
     return out
-
-
-def _linear_keys(m) -> list[str]:
-    """The linear model's error keys present (alone and refined), whatever initializers ran."""
-    return [key for name in INITIALIZERS for key in (f"sparse_linear_{name}", f"sparse_linear_{name}_hc") if key in m]
 
 
 CLAIMS = [
@@ -193,9 +213,12 @@ CLAIMS = [
         paper="SIR is blind to y = (beta^T X)^2; the refinement maximizes a dependence measure that is not",
     ),
     Claim(
-        "On the linear model every initializer, alone and refined, has mean error <= 0.2 (sparse beta)",
+        "Heavy-tailed design (i.i.d. t(3) covariates): HC refinement lowers the mean error of DR and of MAVE in at "
+        "least 3 of the 4 models each, and DR's error averaged over the models falls by more than 2 standard errors",
         experiment=single_index,
-        check=lambda m: max(m[key] for key in _linear_keys(m)) <= 0.2, null=RANDOM_DIRECTION,
-        paper="spec pre-study target: all methods recover a linear index",
+        check=lambda m: (m.get("t3_dr_models_improved", 0.0) >= 3 and m.get("t3_mave_models_improved", 0.0) >= 3
+                         and m.get("t3_dr_mean_gain", 0.0) > 2 * m.get("t3_dr_mean_gain_se", 0.0)),
+        paper="Simulation study, heavy-tailed settings: the refinement helps most where moment-based SDR "
+              "methods' linearity conditions fail (qualitative; numbers not extracted)",
     ),
 ]

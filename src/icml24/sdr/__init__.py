@@ -24,6 +24,7 @@ _EXPORTS: dict[str, str] = {
     "subspace_distance": ".metrics",
     "projection": ".metrics",
     "MODELS": ".simulate",
+    "DESIGNS": ".simulate",
     "single_index_data": ".simulate",
     "true_direction": ".simulate",
     "signal_to_noise": ".simulate",

@@ -26,7 +26,10 @@ class DirectionEstimator(FittedAttributes, TransformerMixin, BaseEstimator):
         check_finite("X", X)
         check_finite("y", y)
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=3)
-        return X, np.asarray(y, dtype=np.float64).ravel()
+        y = np.asarray(y, dtype=np.float64).ravel()
+        if np.ptp(y) == 0:
+            raise ValueError("y is constant: a constant response carries no direction; pass a varying response")
+        return X, y
 
     def fit(self, X, y):
         """Learn the directions from predictors ``X [n, p]`` and a scalar response ``y [n]``."""
@@ -43,6 +46,23 @@ class DirectionEstimator(FittedAttributes, TransformerMixin, BaseEstimator):
         check_finite("X", X)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return X @ self.directions_
+
+
+def check_integer(name: str, value, low: int) -> int:
+    """An integer (not a bool, not 1.5) of at least ``low``, or a ValueError that names it."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def check_number(name: str, value, allow_zero: bool = False) -> float:
+    """A finite real number > 0 (>= 0 with ``allow_zero``), or a ValueError that names it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    check_finite(name, value)
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+    return float(value)
 
 
 def normalize_directions(directions: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ from scipy.optimize import minimize
 
 from icml24._validation import check_finite
 
-from ._base import DirectionEstimator
+from ._base import DirectionEstimator, check_integer
 
 
 def _centred_distances(values: np.ndarray) -> np.ndarray:
@@ -60,9 +60,11 @@ class DCOVSDR(DirectionEstimator):
 
     def _fit_directions(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         n, p = X.shape
+        check_integer("n_starts", self.n_starts, 1)
+        check_integer("maxiter", self.maxiter, 1)
         rng = np.random.default_rng(self.random_state)
         b = _centred_distances(y)
-        starts = rng.standard_normal((max(int(self.n_starts), 1), p))
+        starts = rng.standard_normal((int(self.n_starts), p))
         starts /= np.linalg.norm(starts, axis=1, keepdims=True)
         scores = np.concatenate([_scores(X @ chunk.T, b) for chunk in np.array_split(starts, -(-len(starts) // 16))])
         self.start_ = starts[int(np.argmax(scores))]

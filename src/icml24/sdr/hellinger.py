@@ -130,6 +130,9 @@ def bhattacharyya(x, y, algorithm: str = "kdtree") -> float:
     """The nearest-neighbour estimate ``B`` of the Bhattacharyya coefficient of the copula of ``(x, y)``."""
     check_finite("x", x)
     check_finite("y", y)
+    for name, value in (("x", x), ("y", y)):
+        if np.ndim(value) > 1 and np.shape(value)[1] != 1:
+            raise ValueError(f"{name} must be one scalar sample (1-d), got shape {np.shape(value)}")
     u, v = copula_ranks(x), copula_ranks(y)
     if u.shape != v.shape:
         raise ValueError(f"x and y must have the same length, got {u.shape[0]} and {v.shape[0]}")

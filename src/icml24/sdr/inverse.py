@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ._base import DirectionEstimator, slice_labels, slice_moments, top_eigenvectors, whiten
+from ._base import DirectionEstimator, check_integer, slice_labels, slice_moments, top_eigenvectors, whiten
 
 
 class _SlicedEstimator(DirectionEstimator):
@@ -26,7 +26,7 @@ class _SlicedEstimator(DirectionEstimator):
 
     def _fit_directions(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         n, p = X.shape
-        if not 1 <= int(self.n_directions) <= p:
+        if not 1 <= check_integer("n_directions", self.n_directions, 1) <= p:
             raise ValueError(f"n_directions must be between 1 and p = {p}, got {self.n_directions}")
         h = self.n_slices if self.n_slices is not None else self._default_slices(n, p)
         if int(h) < 2:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import DirectionEstimator, top_eigenvectors, whiten
+from ._base import DirectionEstimator, check_integer, check_number, top_eigenvectors, whiten
 
 _C = 2.34
 
@@ -69,6 +69,8 @@ class OPG(DirectionEstimator):
 
     def _fit_directions(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         d = _check_dimension(self.n_directions, X.shape[1])
+        if self.bandwidth is not None:
+            check_number("bandwidth", self.bandwidth)
         Z, root = whiten(X)
         return root @ _opg_directions(Z, y, d, self.bandwidth)
 
@@ -96,6 +98,10 @@ class MAVE(DirectionEstimator):
     def _fit_directions(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         n, p = X.shape
         d = _check_dimension(self.n_directions, p)
+        if self.bandwidth is not None:
+            check_number("bandwidth", self.bandwidth)
+        check_integer("max_iter", self.max_iter, 1)
+        check_number("tol", self.tol)
         Z, root = whiten(X)
         B = _opg_directions(Z, y, d, None)
         self.opg_directions_ = root @ B
@@ -123,7 +129,7 @@ class MAVE(DirectionEstimator):
 
 
 def _check_dimension(d, p: int) -> int:
-    d = int(d)
+    d = check_integer("n_directions", d, 1)
     if not 1 <= d <= p:
         raise ValueError(f"n_directions must be between 1 and p = {p}, got {d}")
     return d

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import clone
 
-from ._base import DirectionEstimator, normalize_directions
+from ._base import DirectionEstimator, check_integer, check_number, normalize_directions
 from .dcov import DCOVSDR
 from .hellinger import ProjectionObjective, hellinger_from_bhattacharyya
 from .inverse import SAVE, SIR, DirectionalRegression
@@ -72,13 +72,25 @@ class HellingerSDR(DirectionEstimator):
         elif hasattr(init, "fit"):
             estimator = clone(init)
         else:
-            direction = np.asarray(init, dtype=np.float64).ravel()
+            try:
+                direction = np.asarray(init, dtype=np.float64).ravel()
+            except (TypeError, ValueError):
+                raise ValueError(f"init must be an initializer name ({', '.join(INITIALIZERS)}), an unfitted "
+                                 f"estimator or a direction of length {X.shape[1]}, got {init!r}") from None
             if direction.shape != (X.shape[1],) or not np.all(np.isfinite(direction)) or not direction.any():
                 raise ValueError(f"init as an array must be a finite nonzero direction of length {X.shape[1]}")
             return direction / np.linalg.norm(direction)
         return np.asarray(estimator.fit(X, y).directions_, dtype=np.float64)[:, 0]
 
+    def _check_params(self) -> None:
+        check_integer("sa_maxiter", self.sa_maxiter, 0)
+        check_number("sa_temperature", self.sa_temperature)
+        check_integer("sa_tmax", self.sa_tmax, 1)
+        check_integer("nm_maxfev", self.nm_maxfev, 0)
+        check_number("nm_reltol", self.nm_reltol, allow_zero=True)
+
     def _fit_directions(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        self._check_params()
         rng = np.random.default_rng(self.random_state)
         init_rng, anneal_rng = rng.spawn(2)
         beta0 = self._initial_direction(X, y, init_rng)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 MODELS = ("linear", "quadratic", "exponential", "sine")
+DESIGNS = ("gaussian", "t3")
 _LINKS = {"linear": lambda t: t, "quadratic": lambda t: t ** 2, "exponential": np.exp,
           "sine": lambda t: 5.0 * np.sin(t)}
 _SPARSE = {"a": [1, 1, 1, 1, 1, 0, 0, 0, 0, 0], "b": [1, -1, 0, 0, 0, 0, 0, 0, 0, 0],
@@ -38,10 +39,22 @@ def true_direction(model: str, sparse: bool = True, normalize_sparse: bool = Fal
 
 
 def single_index_data(model: str, rng: np.random.Generator, n: int = 400, sparse: bool = True,
-                      noise: float = 0.2, normalize_sparse: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(X [n, 10], y [n], beta [10])`` of one replicate of ``model``."""
+                      noise: float = 0.2, normalize_sparse: bool = False, design: str = "gaussian"
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(X [n, 10], y [n], beta [10])`` of one replicate of ``model``.
+
+    ``design``: ``"gaussian"`` (X ~ N(0, I), the official scripts) or ``"t3"``, a heavy-tailed design of i.i.d.
+    Student-t(3) entries scaled to unit variance (our reading of the paper's heavy-tailed settings; not elliptical,
+    so the linearity and constant-variance conditions of SIR, SAVE and DR fail)."""
+    if design not in DESIGNS:
+        raise ValueError(f"design must be one of {', '.join(DESIGNS)}, got {design!r}")
     beta = true_direction(model, sparse, normalize_sparse)
-    X = rng.standard_normal((n, beta.shape[0]))
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 3:
+        raise ValueError(f"n must be an integer >= 3, got {n!r}")
+    if not np.isfinite(noise) or noise < 0:
+        raise ValueError(f"noise must be a finite standard deviation >= 0, got {noise!r}")
+    X = (rng.standard_normal((n, beta.shape[0])) if design == "gaussian"
+         else rng.standard_t(3, size=(n, beta.shape[0])) / np.sqrt(3.0))
     y = _LINKS[model](X @ beta) + noise * rng.standard_normal(n)
     return X, y, beta
 
