@@ -146,9 +146,10 @@ def explore(ctx, budget: int = 3000, rollout: int = 1000, levels: str = "mild", 
     budget up to the paper's 50k training steps).
 
     Measured (quick, 5 seeds, mild grid; mean +- standard error): global failure rate 0.169 +- 0.008; failures per
-    query DQN 0.312 +- 0.017, random 0.174 +- 0.007 (1.79x, min 1.69), epsilon-greedy 0.507 +- 0.033, threshold
-    0.197 +- 0.010, Bayesian optimization 0.421 +- 0.031; DQN precision@10 0.54 +- 0.04 (BO 0.70); the official
-    configuration 0 updates, 1.006 +- 0.029x random. With epsilon held at 0.6 the DQN's failures per query are
+    query DQN 0.309 +- 0.017, random 0.174 +- 0.007 (1.77x, min 1.68), epsilon-greedy 0.507 +- 0.033, threshold
+    0.197 +- 0.010, Bayesian optimization 0.421 +- 0.031, the official class-adaptive epsilon-greedy 0.135 +- 0.037
+    and threshold 0.179 +- 0.012; DQN precision@10 0.60 +- 0.05 (BO 0.70); the official configuration 0 updates,
+    1.006 +- 0.029x random. With epsilon held at 0.6 the DQN's failures per query are
     capped near 0.6 * global + 0.4 * max rate (~0.33): an explorer built for coverage, not for the failure count.
 
     ``explorer`` fills the explorer's slot: "dqn" (the method) or the null "random" (random search, for both DQN
