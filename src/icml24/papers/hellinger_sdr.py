@@ -39,7 +39,7 @@ PAPER = Paper(
         "Quick setting (10 replicates): sparse beta only; every initializer (SIR, SAVE, DR, MAVE, DCOV) alone and "
         "refined on the Gaussian design, DR and MAVE refined on the heavy-tailed one, since each refinement keeps "
         "the official optimizer budget (about 1.5 s).",
-        "The heavy-tailed design (i.i.d. Student-t(3) covariates scaled to unit variance, the four links) is our "
+        "The heavy-tailed design (independent Student-t(3) covariates scaled to unit variance, the four links) is our "
         "reading of the paper's heavy-tailed settings, which the official scripts do not contain.",
         "The linear-model sanity bound (every method <= 0.2) is a property test, not a claim: the paper's number "
         "for it was not available to us.",
