@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 from smoke_runs import smoke_summaries
 
@@ -30,21 +31,61 @@ def test_smoke_runs_give_finite_metrics_the_regime_and_decidable_claims(smoke_me
 
 def _good():
     return {
-        "efficiency": {"flops_saving": 0.28, "flops_counter_max_rel_error": 0.0, "final_loss_gap": 0.005,
-                       "est_over_baseline_time": 0.78, "equal_flops_win_fraction": 0.9,
-                       "equal_flops_mean_gap": -0.05},
-        "ablation": {"all_flops_saving": 0.28, "max_single_flops_saving": 0.18, "max_loss_gap": 0.01},
+        "efficiency": {"num_seeds": 3.0, "flops_saving": 0.28, "flops_counter_max_rel_error": 0.0,
+                       "final_loss_gap": 0.005, "final_loss_gap_se": 0.004, "est_over_baseline_cpu_time": 0.8,
+                       "est_over_baseline_cpu_time_se": 0.01, "equal_flops_win_fraction": 0.9,
+                       "equal_flops_mean_gap": -0.05, "equal_flops_mean_gap_se": 0.01},
+        "ablation": {"num_seeds": 3.0, "all_flops_saving": 0.28, "max_single_flops_saving": 0.18,
+                     "max_loss_gap_upper_2se": 0.01},
     }
 
 
 def test_every_claim_can_fail(claims_can_fail):
     bad = [
         {"final_loss_gap": 0.08},  # EST ends clearly worse than the baseline
-        {"est_over_baseline_time": 0.97},  # slicing overheads eat the saving
+        {"est_over_baseline_cpu_time": 0.97},  # slicing overheads eat the saving
         {"equal_flops_win_fraction": 0.4, "equal_flops_mean_gap": 0.02},  # no better per FLOP
-        {"max_loss_gap": 0.05},  # one sampled dimension hurts the final loss
+        {"max_loss_gap_upper_2se": 0.05},  # one sampled dimension hurts the final loss
     ]
     claims_can_fail(paper.CLAIMS, _good(), bad)
+    eff = _good()["efficiency"]
+    loss, cpu, equal = paper.CLAIMS[:3]
+    assert loss.evaluate({**eff, "final_loss_gap_se": 0.01}).status == "fails"  # 0.005 + 2 x 0.01: inside the noise
+    assert loss.evaluate({**eff, "num_seeds": 2.0}).status == "fails"  # fewer than 3 seeds: no verdict holds
+    assert cpu.evaluate({**eff, "est_over_baseline_cpu_time": 0.89}).status == "fails"  # 0.89 + 0.02 > 0.90
+    assert equal.evaluate({**eff, "equal_flops_mean_gap_se": 0.03}).status == "fails"  # -0.05 + 0.06 > 0
+
+
+def test_summaries_pair_the_seeds_and_flag_a_verdict_inside_the_noise():
+    seeds = [{"final_loss_gap": g, "equal_flops_mean_gap": -0.1, "est_over_baseline_cpu_time": 0.8,
+              "est_over_baseline_time": t} for g, t in ((0.036, 0.7), (0.335, 0.9), (0.395, 0.8))]  # issue 39's
+    out = paper.efficiency.summarize(seeds)
+    se = float(np.std([0.036, 0.335, 0.395], ddof=1) / np.sqrt(3))
+    assert out["final_loss_gap_se"] == pytest.approx(se) and out["equal_flops_mean_gap_se"] < 1e-12
+    assert out["final_loss_gap_upper_2se"] == pytest.approx(np.mean([0.036, 0.335, 0.395]) + 2 * se)
+    assert out["final_loss_verdict_inside_noise"] == 0.0  # mean 0.255 is 2 SE (0.22) above the 0.02 margin
+    near = paper.efficiency.summarize([{**seeds[0], "final_loss_gap": g} for g in (-0.05, 0.02, 0.09)])
+    assert near["final_loss_verdict_inside_noise"] == 1.0
+    abl = paper.ablation.summarize([{"heads_final_loss_gap": 0.01, "mlp_final_loss_gap": g} for g in (0.0, 0.02)])
+    assert abl["max_loss_gap_upper_2se"] == pytest.approx(0.01 + 2 * np.std([0.0, 0.02], ddof=1) / np.sqrt(2))
+
+
+class _Run:
+    def __init__(self, losses, every=10):
+        self.evals_ = [{"step": every * (i + 1), "val_loss": v} for i, v in enumerate(losses)]
+        self.steps_done_ = every * len(losses)
+
+
+def test_the_best_knob_saves_most_without_a_validation_penalty():
+    assert paper.best_knob([-0.061, -0.078, 0.031, -0.032], [0.26, 0.15, 0.37, 0.14]) == 0  # issue 39's quick
+    assert paper.best_knob([0.05, 0.01, 0.03], [0.3, 0.1, 0.2]) == 1  # every setting pays: the smallest penalty
+
+
+def test_plateau_exit_is_the_first_evaluation_below_the_unigram_loss():
+    tokens = np.array([0, 0, 1, 1])  # two equally frequent bytes: log 2 nats
+    assert paper.unigram_entropy(tokens) == pytest.approx(np.log(2))
+    assert paper.plateau_exit_step(_Run([3.3, 3.25, 3.1, 2.5]), 3.32) == 30.0
+    assert paper.plateau_exit_step(_Run([3.3, 3.3]), 3.32) == 20.0  # never left: the last step
 
 
 def test_nulls_put_the_baseline_in_ests_slot():
@@ -107,5 +148,10 @@ def test_settings_and_variants():
     schedule = paper._schedule((0.2, 0.5, 1.0), (0.5, 1.0, 1.0), (0.5, 0.5, 1.0), (0.5, 0.5, 1.0))
     assert [s.end for s in schedule.stages] == [0.2, 0.5, 1.0]
     assert set(paper.VARIANTS) == {"layers", "heads", "mlp", "all"}
-    assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
-    assert all(not claim.setting for claim in paper.CLAIMS)  # every claim is judged at quick
+    assert {claim.experiment.name for claim in paper.CLAIMS} == {"efficiency", "ablation"}
+    assert {r.experiment.name for r in paper.PAPER.regimes} == set(paper.PAPER.experiments)
+    assert [c.setting for c in paper.CLAIMS] == ["", "", "", "full"]  # the ablation's 3 seeds run at full
+    assert all(paper.efficiency.seeds[s] >= 3 for s in ("quick", "full", "smoke"))
+    assert set(paper.KNOBS) == {"default", "early", "late", "mild"}
+    with pytest.raises(ValueError, match="unknown knobs"):
+        paper.schedule_knobs.fn(None, knobs=["fast"])

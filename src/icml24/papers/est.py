@@ -47,7 +47,11 @@ PAPER = Paper(
         "Wall clock is the summed step time of runs trained in lockstep in one process (one step of each in turn), "
         "so the shared CPU's load falls on both alike; the per-step CPU-time ratio is reported beside it.",
         "Model size and learning rate were chosen on the baseline's loss on a validation slice of the training "
-        "text, under a CPU budget and at >= 20 tokens per parameter; quick runs one seed.",
+        "text, under a CPU budget and at >= 20 tokens per parameter.",
+        "Loss, time and equal-FLOPs claims are judged over >= 3 seeds on the mean paired difference (same seed for "
+        "EST and baseline) plus 2 standard errors; the time claim on CPU time, wall clock beside it.",
+        "Quick efficiency runs the 36k-parameter model for 360 steps (20.6 tokens/param) so three seeds fit the "
+        "budget; the ablation's loss claim is judged at full (3 seeds), quick runs it with one.",
     ],
 )
 
@@ -121,6 +125,20 @@ def _regime(base: EvolvingSubnetworkTrainer) -> dict[str, float]:
             "baseline_rel_loss_drop_last_20pct": (at_80 - base.final_val_loss_) / at_80}
 
 
+def unigram_entropy(tokens) -> float:
+    """Entropy (nats/token) of the training text's token frequencies: the loss of the best context-free model,
+    the level of the early plateau every run sits on before it learns to use context."""
+    counts = np.bincount(np.asarray(tokens).reshape(-1))
+    p = counts[counts > 0] / counts.sum()
+    return float(-(p * np.log(p)).sum())
+
+
+def plateau_exit_step(run: EvolvingSubnetworkTrainer, plateau: float, below: float = 0.1) -> float:
+    """The first evaluation step whose held-out loss is ``below`` nats under the unigram ``plateau`` (the run has
+    left the early plateau); the run's last step if it never does. Issue 39: the final-loss gap follows it."""
+    return float(next((e["step"] for e in run.evals_ if e["val_loss"] <= plateau - below), run.steps_done_))
+
+
 def _equal_flops(base: EvolvingSubnetworkTrainer, est: EvolvingSubnetworkTrainer) -> tuple[float, float, int]:
     """EST's held-out loss minus the baseline's interpolated at the same cumulative FLOPs, over EST's evaluation
     points inside the baseline's evaluated FLOPs range: (fraction of points where EST is lower, mean gap, count)."""
@@ -170,10 +188,11 @@ BASELINE_AT_BUDGET = Null("the full model trained for EST's FLOPs budget (fewer 
 
 @experiment(
     PAPER,
-    quick={**QUICK_MODEL, "steps": 900, "eval_every": 45, "seeds": 1},  # 60k params, 30.7 tokens/param
+    # 3 seeds of the 36k model at 20.6 tokens/param fit the quick budget (the 60k model at 900 steps: 1 seed)
+    quick={**QUICK_MODEL, "n_embd": 24, "steps": 360, "eval_every": 24, "seeds": 3},
     full={**FULL_MODEL, "steps": 1600, "eval_every": 80, "seeds": 3},  # 218k params, 30 tokens/param
     # batch 32: at batch 4 a step lasts a few scheduler slices and two identical runs timed 0.82-1.17x apart
-    smoke={**SMOKE_MODEL, "batch_size": 32},
+    smoke={**SMOKE_MODEL, "batch_size": 32, "seeds": 3},
     threads=1,
     null=BASELINE_IN_SLOT,
 )
@@ -193,10 +212,12 @@ def efficiency(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer: in
     flop_counter check, the final held-out losses and the held-out loss at equal FLOPs. Regime: tokens per
     parameter and the baseline's relative held-out loss drop over the last 20% of steps (near-flat in pre-training).
 
-    Measured (quick, 1 seed, 60k params, 900 steps x 2048 bytes, 30.7 tokens/param, baseline's loss fell 1.7% over
-    the last 20% of steps): FLOPs saving 26.7% (= the schedule's expected value; flop_counter agrees exactly), final
-    held-out loss 2.416 for EST against 2.291 (+0.125 nats: claim 1 fails); at equal FLOPs EST is lower at 15 of 18
-    points (mean -0.116: holds); lockstep wall-clock ratio 0.79 (CPU-time ratio 0.79; analytic FLOPs ratio 0.73).
+    Measured (first quick: 1 seed, 60k params, 900 steps): FLOPs saving 26.7%, final-loss gap +0.125 nats, equal
+    FLOPs lower at 15 of 18 points, wall and CPU-time ratios 0.79. Issue 39 quick (3 seeds, 36k params, 360 steps,
+    20.6 tokens/param): final-loss gaps -0.045, +0.179, -0.077 (mean +0.019, SE 0.081: fails, inside the noise);
+    plateau exits (baseline / EST) 120 / 96, 72 / 96, 96 / 96 steps, so the one positive gap is the seed whose EST
+    left the plateau later; CPU-time ratio 0.833 (SE 0.006; wall 0.821); equal-FLOPs gap -0.134 (SE 0.063, 85% of
+    points); FLOPs saving 26.0% in every seed.
     """
     train, val = text_splits(corpus, max_chars=max_chars or None)
     config = GPTConfig(block_size=block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd)
@@ -212,8 +233,13 @@ def efficiency(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer: in
                    f"{corpus}, {base.model_.num_params() / 1e6:.3f}M params, {steps} steps x "
                    f"{batch_size * block_size} tokens; EST FLOPs saving {_saving(est, base):.1%}", "loss_curves")
     full_flops = steps * subnetwork_flops(config, None, batch_size, block_size)
+    plateau = unigram_entropy(train)
     return {
         **_regime(base),
+        "unigram_plateau_loss": plateau,
+        "baseline_plateau_exit_step": plateau_exit_step(base, plateau),
+        "est_plateau_exit_step": plateau_exit_step(est, plateau),
+        "plateau_exit_delay_steps": plateau_exit_step(est, plateau) - plateau_exit_step(base, plateau),
         "tokens": float(steps * batch_size * block_size),
         "baseline_flops": base.total_flops_,
         "est_flops": est.total_flops_,
@@ -231,6 +257,30 @@ def efficiency(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer: in
         "equal_flops_mean_gap": gap,
         "equal_flops_points": float(count),
     }
+
+
+PAIRED = ("final_loss_gap", "equal_flops_mean_gap", "est_over_baseline_cpu_time", "est_over_baseline_time")
+LOSS_MARGIN = 0.02  # nats: "no increase in loss", our tolerance at CPU scale
+
+
+def _paired_summary(per_seed: list[dict[str, float]], keys) -> dict[str, float]:
+    """Each per-seed paired difference (EST and the baseline share the seed) with its standard error over seeds
+    (0 with one seed: the claims then also require >= 3 seeds)."""
+    out = {}
+    for key in keys:
+        v = np.array([m[key] for m in per_seed], dtype=float)
+        out[f"{key}_se"] = float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else 0.0
+    return out
+
+
+@efficiency.summarizer
+def _efficiency_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
+    """Paired standard errors, and whether the final-loss verdict sits inside the noise (|gap - margin| < 2 SE)."""
+    out = _paired_summary(per_seed, PAIRED)
+    gap = float(np.mean([m["final_loss_gap"] for m in per_seed]))
+    out["final_loss_gap_upper_2se"] = gap + 2 * out["final_loss_gap_se"]
+    out["final_loss_verdict_inside_noise"] = float(abs(gap - LOSS_MARGIN) < 2 * out["final_loss_gap_se"])
+    return out
 
 
 VARIANTS = {  # (stage_ends, p_layers, p_heads, p_mlp): one sampled dimension at a time, then all three
@@ -289,34 +339,109 @@ def ablation(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer: int 
     return metrics
 
 
+@ablation.summarizer
+def _ablation_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
+    """Per variant, the paired final-loss gap's standard error over seeds; the worst variant's gap + 2 SE."""
+    names = [k.removesuffix("_final_loss_gap") for k in per_seed[0] if k.endswith("_final_loss_gap")]
+    out = _paired_summary(per_seed, [f"{n}_final_loss_gap" for n in names])
+    out["max_loss_gap_upper_2se"] = max(float(np.mean([m[f"{n}_final_loss_gap"] for m in per_seed]))
+                                        + 2 * out[f"{n}_final_loss_gap_se"] for n in names)
+    return out
+
+
+KNOBS = {  # the schedule's own knobs (our reading of the paper): stage boundaries and sampling rates
+    "default": ((0.2, 0.5, 1.0), (0.5, 1.0, 1.0), (0.5, 0.5, 1.0), (0.5, 0.5, 1.0)),
+    "early": ((0.1, 0.3, 1.0), (0.5, 1.0, 1.0), (0.5, 0.5, 1.0), (0.5, 0.5, 1.0)),  # stages end sooner
+    "late": ((0.3, 0.7, 1.0), (0.5, 1.0, 1.0), (0.5, 0.5, 1.0), (0.5, 0.5, 1.0)),  # stages end later
+    "mild": ((0.2, 0.5, 1.0), (0.75, 1.0, 1.0), (0.75, 0.75, 1.0), (0.75, 0.75, 1.0)),  # larger subnetworks
+}
+
+
+@experiment(
+    PAPER,
+    quick={**QUICK_MODEL, "n_embd": 24, "steps": 360, "eval_every": 36, "seeds": 1},  # 36k params, 20.6 tok/param
+    full={**QUICK_MODEL, "n_embd": 48, "steps": 1900, "eval_every": 95, "seeds": 3},
+    smoke=SMOKE_MODEL,
+    threads=1,
+)
+def schedule_knobs(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer: int = 4, n_head: int = 4,
+                   n_embd: int = 24, block_size: int = 64, batch_size: int = 32, steps: int = 360, lr: float = 1e-2,
+                   eval_every: int = 36, eval_batches: int = 8, validation: float = 0.05,
+                   knobs: list[str] = tuple(KNOBS)) -> dict[str, float]:
+    """Which schedule knobs come closest to no loss penalty, judged on a validation slice (the last ``validation``
+    fraction of the training text; training uses the rest), never on the held-out text the claims read. Each
+    setting of ``KNOBS`` (stage boundaries earlier or later, milder sampling rates) trains in lockstep with the
+    full-model baseline; ``best_knob_index`` indexes ``knobs`` (:func:`best_knob`: no validation penalty and the
+    most FLOPs saved). Measured (quick, seed 0): validation gaps default -0.061 (26.0% FLOPs saved), early -0.078
+    (15.2%), late +0.031 (36.8%), mild -0.032 (14.1%): the default is chosen, inside one seed's noise (the
+    efficiency seeds' final-loss gaps spread by 0.14 nats). A regime measurement:
+    our stage boundaries and rates are our own reading, and this says how much the choice matters.
+    """
+    unknown = sorted(set(knobs) - set(KNOBS))
+    if unknown:
+        raise ValueError(f"unknown knobs {unknown}; choose from {sorted(KNOBS)}")
+    if not 0.0 < validation < 0.5:
+        raise ValueError(f"validation must lie in (0, 0.5), got {validation}")
+    train, _ = text_splits(corpus, max_chars=max_chars or None)  # the held-out tail is never read here
+    cut = int(round(len(train) * (1.0 - validation)))
+    train, valid = train[:cut], train[cut:]
+    config = GPTConfig(block_size=block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd)
+    kw = {"batch_size": batch_size, "lr": lr, "eval_every": eval_every, "eval_batches": eval_batches}
+    schedules = {"baseline": (EvolvingSubnetworkSchedule.full(), steps),
+                 **{name: (_schedule(*KNOBS[name]), steps) for name in knobs}}
+    runs = _train_lockstep(ctx, config, schedules, train, valid, ctx.child_seed("run"), **kw)
+    base = runs["baseline"]
+    metrics = {**_regime(base), "baseline_validation_loss": base.final_val_loss_}
+    for name in knobs:
+        metrics[f"{name}_validation_gap"] = runs[name].final_val_loss_ - base.final_val_loss_
+        metrics[f"{name}_flops_saving"] = _saving(runs[name], base)
+    best = best_knob([metrics[f"{n}_validation_gap"] for n in knobs], [metrics[f"{n}_flops_saving"] for n in knobs])
+    metrics["best_knob_index"] = float(best)
+    metrics["best_knob_validation_gap"] = metrics[f"{knobs[best]}_validation_gap"]
+    return metrics
+
+
+def best_knob(gaps: list[float], savings: list[float]) -> int:
+    """The setting with no loss penalty (validation gap <= 0) that saves the most FLOPs; if every setting pays a
+    penalty, the one with the smallest."""
+    free = [i for i, g in enumerate(gaps) if g <= 0]
+    return max(free, key=lambda i: savings[i]) if free else int(np.argmin(gaps))
+
+
 CLAIMS = [
     Claim(
-        "At the same tokens, EST's final held-out loss is no worse than the full-model baseline's + 0.02 nats (the "
-        "full model trained for EST's FLOPs budget is not)",
+        "At the same tokens, EST's final held-out loss is no worse than the full-model baseline's + 0.02 nats over "
+        ">= 3 seeds: the mean paired gap (EST minus baseline, same seed) + 2 standard errors is <= 0.02 (the full "
+        "model trained for EST's FLOPs budget is not)",
         experiment=efficiency,
-        check=lambda m: m["final_loss_gap"] <= 0.02,
+        check=lambda m: m["num_seeds"] >= 3 and m["final_loss_gap"] + 2 * m["final_loss_gap_se"] <= LOSS_MARGIN,
         paper="Abstract: 26.7% FLOPs saving on GPT-2 and 25.0% on TinyLlama without a pre-training loss increase",
         null=BASELINE_AT_BUDGET,
     ),
     Claim(
-        "EST's wall-clock training time is >= 10% below the baseline's on this machine (time ratio <= 0.90)",
+        "EST's training CPU time is >= 10% below the baseline's (CPU-time ratio + 2 SE over seeds <= 0.90; the "
+        "wall-clock ratio is shown beside it)",
         experiment=efficiency,
-        check=lambda m: m["est_over_baseline_time"] <= 0.90,
-        paper="The paper reports FLOPs and training time savings (our target: > 10% wall clock)",
+        check=lambda m: m["num_seeds"] >= 3
+        and m["est_over_baseline_cpu_time"] + 2 * m["est_over_baseline_cpu_time_se"] <= 0.90,
+        paper="The paper reports FLOPs and training time savings (our target: > 10%)",
     ),
     Claim(
-        "At equal FLOPs spent, EST's held-out loss is below the baseline's at >= 75% of the compared evaluation "
-        "points, and below it on average",
+        "At equal FLOPs spent, EST's held-out loss is below the baseline's: over >= 3 seeds the mean gap + 2 SE is "
+        "below 0 and EST is lower at >= 75% of the compared evaluation points",
         experiment=efficiency,
-        check=lambda m: m["equal_flops_win_fraction"] >= 0.75 and m["equal_flops_mean_gap"] < 0,
+        check=lambda m: m["num_seeds"] >= 3 and m["equal_flops_mean_gap"] + 2 * m["equal_flops_mean_gap_se"] < 0
+        and m["equal_flops_win_fraction"] >= 0.75,
         paper="Training-efficiency curves: EST reaches a given loss with fewer FLOPs",
     ),
     Claim(
         "Every sampled dimension (layers, heads, MLP width alone, and all three) ends within the baseline's final "
-        "held-out loss + 0.02 nats (the full model trained for each variant's FLOPs budget does not)",
+        "held-out loss + 0.02 nats over >= 3 seeds (worst variant's mean paired gap + 2 SE; the full model trained "
+        "for each variant's FLOPs budget does not)",
         experiment=ablation,
-        check=lambda m: m["max_loss_gap"] <= 0.02,
+        check=lambda m: m["num_seeds"] >= 3 and m["max_loss_gap_upper_2se"] <= LOSS_MARGIN,
         paper="Ablation over the sampled dimensions (details unverified: the paper's body could not be read)",
+        setting="full",
     ),
 ]
 
@@ -330,6 +455,22 @@ REGIMES = [  # fixed by the schedules (tests/llm/est/test_flops.py): measurement
     Regime("Pre-training regime: tokens per parameter and the baseline's relative held-out loss drop over the last "
            "20% of steps", efficiency, metrics=["tokens_per_param", "baseline_rel_loss_drop_last_20pct"],
            paper="GPT-2 / TinyLlama pre-training (tens of tokens per parameter)"),
+    Regime("Noise of the loss verdict: the paired final-loss gap's SE over seeds, gap + 2 SE, and whether the "
+           "verdict sits inside the noise (|gap - 0.02| < 2 SE: 1)", efficiency,
+           metrics=["final_loss_gap", "final_loss_gap_se", "final_loss_gap_upper_2se",
+                    "final_loss_verdict_inside_noise"], paper="no loss increase (abstract)"),
+    Regime("Leaving the early (unigram) plateau: the first evaluation step 0.1 nats below the unigram loss, per run, "
+           "and EST's delay; the final-loss gap follows it (issue 39)", efficiency,
+           metrics=["unigram_plateau_loss", "baseline_plateau_exit_step", "est_plateau_exit_step",
+                    "plateau_exit_delay_steps"], paper="training dynamics (Sec. 5, unverified)"),
+    Regime("Wall clock beside the CPU-time verdict: lockstep summed step-time ratio and the CPU-time ratio",
+           efficiency, metrics=["est_over_baseline_time", "est_over_baseline_time_se", "est_over_baseline_cpu_time"],
+           paper="training time savings"),
+    Regime("Schedule knobs chosen on a validation slice of the training text (never the held-out text): each "
+           "setting's validation loss gap to the baseline and FLOPs saving; best_knob_index indexes "
+           "default / early / late / mild", schedule_knobs,
+           metrics=["best_knob_index", "best_knob_validation_gap", *[f"{k}_validation_gap" for k in KNOBS],
+                    *[f"{k}_flops_saving" for k in KNOBS]], paper="the paper's stage boundaries are not public"),
 ]
 
-__all__ = ["PAPER", "CLAIMS", "REGIMES", "efficiency", "ablation"]
+__all__ = ["PAPER", "CLAIMS", "REGIMES", "efficiency", "ablation", "schedule_knobs"]
