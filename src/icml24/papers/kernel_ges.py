@@ -207,6 +207,8 @@ def _synthetic_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
     return out
 
 
+TIE = 1e-9  # F1 gaps closer than this are equal (means of a few F1 values in steps of 1/6 or 1/9)
+
 # Runtime is a reported metric (seconds per search of every method, cv_over_mi_time), not a claim: the paper makes no
 # speed claim; issue 21 asks for runtime to be reported against causal-learn's CV score.
 CLAIMS = [
@@ -222,7 +224,8 @@ CLAIMS = [
         "On the densest graphs the learned score's F1 beats the best median-heuristic baseline's, by more than its "
         "gap on the sparsest graphs",
         experiment=synthetic,
-        check=lambda m: m["dense_mi_f1_gap"] > 0.0 and m["dense_minus_sparse_gap"] > 0.0,
+        # equal gaps (a difference at rounding, 1e-16 at quick) are no advantage "especially on dense graphs"
+        check=lambda m: m["dense_mi_f1_gap"] > 0.0 and m["dense_minus_sparse_gap"] > TIE,
         paper="TL;DR: the learned kernel beats the median-heuristic scores, especially on dense graphs",
     ),
 ]
