@@ -168,7 +168,10 @@ def errors(ctx, calibration_tokens: int = 64, eval_sequences: int = 2, eval_len:
     layers BiE m3 beats BFP m3 (B = 64) by 6.4 dB in every layer. At matched bits BiE does not win: mean SQNR 14.0 dB
     (BiE m2, 4.25 b) vs 14.7 (BFP m3), 16.7 (MXFP4), 14.9 (INT4); 20.1 (BiE m3, 5.25 b) vs 19.9 (BFP m4), 20.6 (INT5).
     TPE with 6 trials: calibration MSE 5.5% below the default threshold 0.5 but 4% above a 6-point grid; 0.36 s per
-    layer. ``bie_slot="bfp"`` (the null) quantizes with BFP at the same bits under BiE's names, with no search
+    layer. Issue-38 quick (seed 0): blocks of 64 with max >= 16x the median are 16.9% of input blocks (median over
+    layers; max 97.6%) and 0.04% of weight blocks; every layer's input exponents are bimodal (GMM); at equal bits on
+    the outlier layers BiE's paired SQNR gain is -1.04 dB (SE 0.30) at 4.25 b and -0.02 dB (SE 0.67) at 5.25 b.
+    ``bie_slot="bfp"`` (the null) quantizes with BFP at the same bits under BiE's names, with no search
     (the search metrics are then 0 seconds and ratio 1); the synthetic check is unchanged.
     """
     _slot_format("bie_m2_b64", bie_slot)  # refuses an unknown slot before the model loads
