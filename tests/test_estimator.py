@@ -22,7 +22,7 @@ PENDING = {
     "CausalLearnScore", "GES", "KernelScore", "LearnedKernelScore", "MarginalKernelScore", "MedianKernelScore",
     "CellClassifier", "GenCO", "PlainGenerator", "TextDiffusion",
     "CollectiveCertificate", "GCond", "GDEM", "NodeAwareSmoothing",
-    "EvolvingSubnetworkTrainer", "HeadSearch", "LinearQuantizer",
+    "EvolvingSubnetworkTrainer", "LinearQuantizer",
     "ConsensusMerging", "TALLMasks", "TIESMerging", "TaskArithmetic",
     "CombinatorialSearch", "PrunerComparison",
     "ConfidenceSet", "DQNExplorer", "FailureLandscape", "LastLayerFinetuner", "NaiveObservationMDP",

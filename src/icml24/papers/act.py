@@ -40,6 +40,10 @@ PAPER = Paper(
         "countryinfo, hooked in through transformers' AttentionInterface."
     ),
     deviations=[
+        "Head search under the paper's strict rule (a head is kept only for a strict calibration-accuracy gain): "
+        "when every candidate ties the plain model the selection is empty and the filtered condition is the plain "
+        "model (reported as num_selected = 0), and the log-probability tie-break of earlier versions is an opt-in "
+        "extension (HeadSearch(tie_break='likelihood')), not the paper's.",
         "Model: SmolLM2-135M-Instruct (30 layers x 9 heads, GGUF Q4_1 dequantized to fp32) instead of Llama-2-7B/30B "
         "and Mistral-7B, the only LLM available offline on CPU.",
         "Tasks: four templated label-word tasks (VADER sentiment, countryinfo continent, capital, hemisphere), "

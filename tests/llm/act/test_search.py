@@ -31,7 +31,8 @@ def _accuracy(model, batches):
 
 def test_head_search_keeps_heads_that_help(tiny, batch):
     tasks = [[batch(seed=5, size=5)], [batch(seed=6, size=4, pad=(1, 0, 2, 0))]]
-    search = HeadSearch(candidates={1: "all", 2: [0, 1]}, threshold=0.05, beta=0.0).fit(tiny, tasks)
+    search = HeadSearch(candidates={1: "all", 2: [0, 1]}, threshold=0.05, beta=0.0,
+                        tie_break="likelihood").fit(tiny, tasks)
     assert len(search.head_accuracy_) == 6
     # the plain accuracy equals a full forward's, and so does each head's batched score
     assert search.baseline_accuracy_ == pytest.approx(np.mean([_accuracy(tiny, t) for t in tasks]))
@@ -43,7 +44,8 @@ def test_head_search_keeps_heads_that_help(tiny, batch):
     expected = {k for k, acc in search.head_accuracy_.items()
                 if acc > base + 1e-9 or (abs(acc - base) <= 1e-9 and search.head_log_likelihood_[k] > base_ll + 1e-9)}
     assert kept == expected and search.num_selected_ == len(kept)
-    strict = HeadSearch(candidates={1: "all", 2: [0, 1]}, threshold=0.05, beta=0.0, tie_break="none").fit(tiny, tasks)
+    strict = HeadSearch(candidates={1: "all", 2: [0, 1]}, threshold=0.05, beta=0.0).fit(tiny, tasks)  # the paper's
+    assert strict.tie_break == "none"
     assert {(la, h) for la, hs in strict.selected_heads_.items() for h in hs} == {
         k for k, acc in search.head_accuracy_.items() if acc > base + 1e-9}
     assert search.seconds_ > 0 and "HeadSearch(" in repr(search)
@@ -60,7 +62,7 @@ def test_batched_search_equals_one_head_per_pass(tiny, batch):
     assert len({round(v, 6) for v in batched.head_log_likelihood_.values()}) > 1  # heads really differ
 
 
-def test_head_search_before_fit_and_bad_settings():
+def test_head_search_before_fit_and_bad_settings(tiny, batch):
     search = HeadSearch(candidates={1: [0]})
     for attribute in ("selected_heads_", "head_accuracy_", "baseline_accuracy_", "seconds_"):
         with pytest.raises(NotFittedError, match="fit\\(model, task_batches\\)"):
@@ -69,9 +71,20 @@ def test_head_search_before_fit_and_bad_settings():
     for bad in ({"threshold": math.nan}, {"threshold": math.inf}, {"beta": math.nan}, {"min_gain": math.nan},
                 {"tie_break": "best"}, {"heads_per_pass": 0}, {"heads_per_pass": 1.5}):
         with pytest.raises(ValueError):
-            HeadSearch(**bad)
+            HeadSearch(**bad).fit(tiny, [[batch(seed=1, size=2)]])  # checked at fit (the estimator contract)
 
 
 def test_head_search_rejects_empty_tasks(tiny):
     with pytest.raises(ValueError, match="non-empty"):
         HeadSearch().fit(tiny, [[]])
+
+
+def test_under_the_paper_rule_an_all_tie_search_selects_nothing(tiny, batch, monkeypatch):
+    """Issue #48: when every candidate ties the baseline, the strict rule keeps no head (never a tie-break)."""
+    tasks = [[batch(seed=5, size=5)]]
+    search = HeadSearch(candidates={1: [0, 1]}, threshold=0.05, beta=0.0).fit(tiny, tasks)
+    search.head_accuracy_ = dict.fromkeys(search.head_accuracy_, search.baseline_accuracy_)
+    search.head_log_likelihood_ = dict.fromkeys(search.head_log_likelihood_, search.baseline_log_likelihood_ + 1.0)
+    assert search._keep() == {}
+    search.tie_break = "likelihood"
+    assert search._keep() == {1: [0, 1]}

@@ -9,7 +9,7 @@ Algorithm (per candidate head ``(l, h)``)::
     base  <- accuracy(model) on the calibration set
     for (l, h) in candidates:
         acc[l, h] <- accuracy(model with ACT on head (l, h) only)
-    selected <- {(l, h) : acc[l, h] > base + min_gain}      (ties broken by the right choice's log-probability)
+    selected <- {(l, h) : acc[l, h] > base + min_gain}      (the paper's strict rule: a tie is not a gain)
 
 Two things make it cheap. Calibrating a head of layer ``l`` changes nothing below ``l``, so the hidden states
 entering each candidate layer are computed once (one plain forward per batch) and every candidate runs only layers
@@ -27,6 +27,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from icml24._estimator import Estimator
 from icml24._validation import FittedAttributes, check_finite
 
 from .apply import _STATE, ACT, attention_modules
@@ -152,7 +153,7 @@ def _scores(logits: torch.Tensor, labels: np.ndarray) -> tuple[np.ndarray, np.nd
     return correct.double().mean(dim=1).numpy(), right.mean(dim=1).numpy()
 
 
-class HeadSearch(FittedAttributes):
+class HeadSearch(Estimator, FittedAttributes):
     """Select the attention heads whose ACT calibration alone raises calibration-set accuracy (ACT, Sec. 4.2).
 
     Args:
@@ -160,9 +161,10 @@ class HeadSearch(FittedAttributes):
         threshold (float): ACT sink threshold ``alpha``. Default: 0.1.
         beta (float): ACT sink retention ``beta``. Default: 0.4.
         min_gain (float): keep a head when its accuracy exceeds the baseline by more than this. Default: 0.0.
-        tie_break (str): ``"likelihood"`` also keeps a head whose accuracy ties the baseline exactly while it
-            raises the mean log-probability of the right choice (on small calibration sets many heads tie on
-            accuracy); ``"none"`` keeps strict accuracy gains only. Default: "likelihood".
+        tie_break (str): ``"none"`` (default, the paper's rule) keeps strict accuracy gains only, so a search where
+            every head ties the baseline selects nothing (reported as an empty selection). ``"likelihood"`` (our
+            extension, not the paper's) also keeps a head whose accuracy ties the baseline exactly while it raises
+            the mean log-probability of the right choice.
         heads_per_pass (int): candidate heads of one layer scored in one forward (the batch is repeated this many
             times); 1 runs one forward per head. Default: 9.
 
@@ -186,19 +188,22 @@ class HeadSearch(FittedAttributes):
     TIE_BREAKS = ("likelihood", "none")
 
     def __init__(self, candidates="all", threshold: float = 0.1, beta: float = 0.4, min_gain: float = 0.0,
-                 tie_break: str = "likelihood", heads_per_pass: int = 9):
-        ACT(None, threshold=threshold, beta=beta)  # validates threshold and beta now, not at fit
-        check_finite("min_gain", min_gain)
-        if tie_break not in self.TIE_BREAKS:
-            raise ValueError(f"tie_break must be one of {self.TIE_BREAKS}, got {tie_break!r}")
-        if int(heads_per_pass) != heads_per_pass or heads_per_pass < 1:
-            raise ValueError(f"heads_per_pass must be a positive integer, got {heads_per_pass!r}")
+                 tie_break: str = "none", heads_per_pass: int = 9):
         self.candidates = candidates
         self.threshold = threshold
         self.beta = beta
         self.min_gain = min_gain
         self.tie_break = tie_break
-        self.heads_per_pass = int(heads_per_pass)
+        self.heads_per_pass = heads_per_pass
+
+    def _check_params(self) -> None:
+        ACT(None, threshold=self.threshold, beta=self.beta)  # validates threshold and beta
+        check_finite("min_gain", self.min_gain)
+        if self.tie_break not in self.TIE_BREAKS:
+            raise ValueError(f"tie_break must be one of {self.TIE_BREAKS}, got {self.tie_break!r}")
+        if isinstance(self.heads_per_pass, bool) or int(self.heads_per_pass) != self.heads_per_pass \
+                or self.heads_per_pass < 1:
+            raise ValueError(f"heads_per_pass must be a positive integer, got {self.heads_per_pass!r}")
 
     def _candidate_pairs(self, model) -> list[tuple[int, int]]:
         selection = ACT(self.candidates, threshold=self.threshold, beta=self.beta).selected_heads(model)
@@ -213,6 +218,7 @@ class HeadSearch(FittedAttributes):
                 the mean of the per-task accuracies.
             progress: optional wrapper for the loop over chunks of candidates (e.g. a progress bar).
         """
+        self._check_params()
         if not task_batches or any(not batches for batches in task_batches):
             raise ValueError("task_batches must hold at least one non-empty list of batches per task")
         start = time.perf_counter()
@@ -238,9 +244,10 @@ class HeadSearch(FittedAttributes):
             else:
                 self.task_accuracy_["baseline"] = []
                 self.baseline_accuracy_ = self.baseline_log_likelihood_ = float("nan")
-            chunks = [(layer, hs[i : i + self.heads_per_pass])
+            per_pass = int(self.heads_per_pass)
+            chunks = [(layer, hs[i : i + per_pass])
                       for layer in layers for hs in [[h for la, h in pairs if la == layer]]
-                      for i in range(0, len(hs), self.heads_per_pass)]
+                      for i in range(0, len(hs), per_pass)]
             for layer, heads in (progress(chunks) if progress is not None else chunks):
                 self._score_chunk(model, modules[layer], layer, heads, caches, calibration)
                 self.forward_layers_ += (num_layers - layer) * items * len(heads)
