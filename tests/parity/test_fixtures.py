@@ -37,3 +37,8 @@ def test_assert_close_fails_outside_the_tolerance():
     assert assert_close([1.0, 2.0], [1.0, 2.0 + 1e-9], 1e-8) < 1e-8
     with pytest.raises(AssertionError, match="official"):
         assert_close([1.0, 2.0], [1.0, 2.1], 1e-3, "toy")
+
+
+def test_at_least_twelve_papers_have_a_fixture():
+    """Issue #35's floor: parity fixtures for at least 12 papers whose official code runs."""
+    assert len(SLUGS) >= 12, SLUGS
