@@ -49,7 +49,8 @@ def test_a_smollm2_sized_map_matches_the_official_sums():
     assert sinks[0] == [] and sinks[1:] == [[sink]] * (heads - 1)  # one head without a hidden sink above alpha
     for what, out in (("kernel", kernel), ("torch path", torch_path)):
         assert_close(out[0].sum(axis=-2), recorded["values"]["column_sums"], recorded["tolerance"], f"{what} cols")
-        assert_close(out[0].sum(axis=-1), recorded["values"]["row_sums"], recorded["tolerance"], f"{what} rows")
+        gap = np.abs(out[0].sum(axis=-1) - 1.0).max(axis=-1)  # per head: the most any row sum moves from one
+        assert_close(gap, recorded["values"]["row_sum_gap"], 1e-5, f"{what} row sums")
 
 
 def test_decoding_step_deviation():
