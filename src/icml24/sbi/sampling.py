@@ -42,14 +42,22 @@ def euler_maruyama(score_fn: ScoreFn, sde, x_init: Tensor, condition_mask: Tenso
     for t_now, t_next in zip(times[:-1], times[1:], strict=False):
         step = t_now - t_next
         t = t_now.expand(x.shape[0])
-        g = sde.diffusion(t)[:, None]
         score = score_fn(x, t)
         if guidance is not None:
             score = score + _guidance_score(guidance, sde, x, t, score)
-        drift = sde.drift(x, t) - g**2 * score
         noise = torch.randn(x.shape, generator=generator, dtype=x.dtype, device=x.device)
-        x = x + free * (-drift * step + g * torch.sqrt(step) * noise)
+        x = euler_maruyama_step(sde, x, t, step, score, free, noise)
     return x
+
+
+def euler_maruyama_step(sde, x: Tensor, t: Tensor, step: Tensor, score: Tensor, free: Tensor, noise: Tensor) -> Tensor:
+    r"""One reverse-time Euler–Maruyama step from ``t`` to ``t - step`` (``noise ~ N(0, I)``; ``free`` = 1 - M_C):
+
+    .. math:: x \leftarrow x + (1 - M_C)\,[-(f(x,t) - g(t)^2 s)\,\Delta t + g(t)\sqrt{\Delta t}\,z].
+    """
+    g = sde.diffusion(t)[:, None]
+    drift = sde.drift(x, t) - g**2 * score
+    return x + free * (-drift * step + g * torch.sqrt(step) * noise)
 
 
 def probability_flow_ode(score_fn: ScoreFn, sde, x_init: Tensor, condition_mask: Tensor,

@@ -110,6 +110,23 @@ class VPSDE:
         return f"VPSDE(beta_min={self.beta_min}, beta_max={self.beta_max}, t_min={self.t_min}, t_max={self.t_max})"
 
 
+def denoising_loss(score_fn, sde, x0: Tensor, t: Tensor, eps: Tensor, condition_mask: Tensor) -> Tensor:
+    r"""Denoising score-matching loss (paper Eq. 4) at fixed times ``t [batch]`` and noise ``eps [batch, n]``.
+
+    .. math::
+        x_t = a(t) x_0 + \sigma(t)\varepsilon \ (\text{observed entries kept at } x_0),\quad
+        L = \operatorname{mean}_b \lambda(t_b) \sum_{i: M_{C,i}=0} (s(x_t, t)_i + \varepsilon_i / \sigma(t_b))^2.
+
+    ``score_fn(x_t, t) -> [batch, n]``; ``condition_mask [batch, n]`` bool, ``True`` = observed (no loss there).
+    """
+    std = sde.std(t)
+    x_t = torch.where(condition_mask, x0, sde.mean_factor(t)[:, None] * x0 + std[:, None] * eps)
+    score = score_fn(x_t, t)
+    residual = (score + eps.to(score.device) / std[:, None].to(score.device)) ** 2
+    residual = torch.where(condition_mask.to(score.device), 0.0, residual)
+    return (sde.loss_weight(t).to(score.device) * residual.sum(1)).mean()
+
+
 def _expand(values: Tensor, like: Tensor) -> Tensor:
     """Reshape a per-sample ``[batch]`` (or scalar) tensor to broadcast against ``like`` ``[batch, ...]``."""
     values = torch.as_tensor(values, dtype=like.dtype, device=like.device)

@@ -42,7 +42,7 @@ from .masks import (
     sample_condition_masks,
 )
 from .sampling import euler_maruyama, probability_flow_ode, probability_flow_ode_adaptive, rejection_sample
-from .sde import make_sde
+from .sde import denoising_loss, make_sde
 from .transformer import ScoreTransformer
 
 
@@ -169,15 +169,14 @@ class Simformer(FittedAttributes):
         if condition_mask is None:
             condition_mask = self._sample_condition_masks(batch, generator)
         eps = torch.randn(x0.shape, generator=generator)
-        std = self.sde.std(t)
-        x_t = self.sde.mean_factor(t)[:, None] * x0 + std[:, None] * eps
-        x_t = torch.where(condition_mask, x0, x_t)  # observed entries stay clean
         edges = batch_attention_masks(self.graph_, self.graph_kind, condition_mask)
-        score = self.network_(x_t.to(self.device), t.to(self.device), condition_mask.to(self.device),
-                              std.to(self.device), None if edges is None else edges.to(self.device))
-        residual = (score + eps.to(self.device) / std[:, None].to(self.device)) ** 2
-        residual = torch.where(condition_mask.to(self.device), 0.0, residual)  # no loss on observed entries
-        return (self.sde.loss_weight(t).to(self.device) * residual.sum(1)).mean()
+        edges = None if edges is None else edges.to(self.device)
+
+        def score_fn(x_t: Tensor, times: Tensor) -> Tensor:
+            return self.network_(x_t.to(self.device), times.to(self.device), condition_mask.to(self.device),
+                                 self.sde.std(times).to(self.device), edges)
+
+        return denoising_loss(score_fn, self.sde, x0, t, eps, condition_mask)
 
     def train(self, max_steps: int | None = None, batch_size: int = 1000, learning_rate: float = 1e-3,
               min_learning_rate: float = 1e-6, clip: float = 10.0, validation_fraction: float = 0.05,
