@@ -12,7 +12,8 @@ from icml24.causal.likelihood import DISCRETE_CHILD_WIDTH, WIDTH_BOUNDS
 def _frame(n=50, seed=0):
     rng = np.random.default_rng(seed)
     a = rng.standard_normal(n)
-    level = pd.Categorical(np.where(a > 0.5, "high", np.where(a < -0.5, "low", "mid")), categories=["low", "mid", "high"])
+    level = pd.Categorical(np.where(a > 0.5, "high", np.where(a < -0.5, "low", "mid")),
+                           categories=["low", "mid", "high"])
     return pd.DataFrame({"a": a, "level": level, "flag": a + rng.standard_normal(n) > 0,
                          "count": rng.poisson(np.exp(0.5 * a)).astype(int)})
 
