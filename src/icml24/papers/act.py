@@ -55,6 +55,14 @@ PAPER = Paper(
         "'ACT on all heads' calibrates every head of layers 2..28, the official layer range.",
         "Finding 1 is judged with a stricter sink count beside the official rule (a sink must be seen by >= 5 "
         "queries and draw >= 2x uniform attention).",
+        "Calibration edge cases where ours departs from the official atten_process_cal (tests/parity/act.json "
+        "records both; on full causal maps they agree to 1e-16 in float64): a one-query map (a decoding step, which "
+        "the official MT-Bench generation calibrates) gets the removed mass back on its non-sinks only and stays a "
+        "distribution, while the official zeroing of the sink columns skips row 0, so mass also returns to the "
+        "sinks, and its step 5 sets A[0,0] = 1 (the row then sums to 1.32 in the fixture); a row whose attention "
+        "lies only on calibrated sinks (exact zeros, as an fp16 softmax can give) stays unchanged instead of the "
+        "official 0/0 = NaN; every batch row is calibrated (official: row 0 only, its runs use batch size 1) and "
+        "col_j counts only the real (unpadded) queries.",
     ],
 )
 
