@@ -50,8 +50,6 @@ PAPER = Paper(
         "zero-shot with 8 calibration / 75 test items per task in quick and one-shot with 40 / up to 250 in full, "
         "instead of SST-2, AGNews and the other benchmarks with 900 calibration samples.",
         "Quick searches only the 4 heads whose maps most often hold hidden sinks (full: all 270).",
-        "A head is kept when its calibration alone raises calibration-set accuracy, or ties it while raising the "
-        "right choice's log-probability; the paper publishes no exact rule.",
         "'ACT on all heads' calibrates every head of layers 2..28, the official layer range.",
         "Finding 1 is judged with a stricter sink count beside the official rule (a sink must be seen by >= 5 "
         "queries and draw >= 2x uniform attention).",
