@@ -237,3 +237,24 @@ def test_zero_steps_leave_the_network_at_its_initialisation():
     assert samples.shape == (5, 2) and torch.isfinite(samples).all()
     with pytest.raises(ValueError, match="max_steps must be >= 0"):
         model.train(max_steps=-1)
+
+
+def test_a_bounded_prior_implies_its_support_by_default_and_false_opts_out():
+    """Issue #48: with ``prior`` a box, ``support=None`` (the default) rejects outside the box and reports the rate."""
+    torch.manual_seed(0)
+    theta = torch.rand(200, 2) * 2 - 1
+    x = theta[:, :1] * theta[:, 1:] + 0.1 * torch.randn(200, 1)
+    box = torch.distributions.Independent(torch.distributions.Uniform(-torch.ones(2), torch.ones(2)), 1)
+    kwargs = dict(num_layers=1, num_heads=1, head_dim=4, id_dim=4, value_dim=4, condition_dim=2, time_dim=8)
+    model = Simformer(prior=box, **kwargs).append_simulations(theta, x).train(max_steps=0)
+    low, high = model.support_
+    assert torch.equal(low[:2], -torch.ones(2)) and torch.isinf(low[2]) and torch.equal(high[:2], torch.ones(2))
+    samples = model.sample(20, {2: 0.3}, num_steps=5, max_rounds=200)
+    assert ((samples[:, :2] >= -1) & (samples[:, :2] <= 1)).all()
+    assert 0.0 <= model.rejection_rate_ < 1.0
+    opted_out = Simformer(prior=box, support=False, **kwargs).append_simulations(theta, x).train(max_steps=0)
+    assert opted_out.support_ is None
+    opted_out.sample(5, {2: 0.3}, num_steps=5)
+    assert opted_out.rejection_rate_ == 0.0
+    unbounded = torch.distributions.MultivariateNormal(torch.zeros(2), torch.eye(2))
+    assert Simformer(prior=unbounded, **kwargs).append_simulations(theta, x).train(max_steps=0).support_ is None

@@ -68,9 +68,12 @@ class Simformer(FittedAttributes):
             streams (``seed``: initialisation and training batches, ``seed + 1``: the fixed validation noise,
             ``seed + 2``: sampling when no generator is passed); it never draws from torch's global generator.
         device (str): torch device (default ``"cpu"``).
-        support (tuple | None): ``(low, high)``, each ``[num_variables]`` in original units (``-inf`` / ``inf`` for
-            unbounded entries), e.g. a box prior's bounds; samples outside are rejected and redrawn, the rate kept in
-            ``rejection_rate_`` (default ``None``: no support handling).
+        support (tuple | None | False): ``(low, high)``, each ``[num_variables]`` in original units (``-inf`` /
+            ``inf`` for unbounded entries), e.g. a box prior's bounds; samples outside are rejected and redrawn, the
+            rate kept in ``rejection_rate_``. ``None`` (default): the box of ``prior`` when it is bounded (theta
+            bounded, x free), else no support handling; ``False``: no support handling even for a bounded prior.
+        prior (torch distribution | None): the prior over theta (e.g. ``task.prior()``); a bounded one (a
+            ``Uniform`` box, possibly wrapped in ``Independent``) implies the support unless ``support=False``.
 
     Using a learned attribute (``network_``, ``steps_trained_``, ...) or sampling before ``train()`` raises
     ``NotFittedError``; NaN or infinite simulations, observations or conditions raise ``ValueError``.
@@ -82,7 +85,8 @@ class Simformer(FittedAttributes):
                  sde: str = "vesde", num_layers: int = 6, num_heads: int = 4, head_dim: int = 10,
                  widening_factor: int = 3, id_dim: int = 20, value_dim: int = 20, condition_dim: int = 10,
                  time_dim: int = 128, condition_masks="structured", z_score: bool = True, seed: int = 0,
-                 device: str = "cpu", support=None, mask_mixture=(0.2, 0.2, 0.2, 0.2, 0.2), bernoulli_rates=(0.3, 0.7)):
+                 device: str = "cpu", support=None, prior=None, mask_mixture=(0.2, 0.2, 0.2, 0.2, 0.2),
+                 bernoulli_rates=(0.3, 0.7)):
         graph_kind = graph_kind or ("dense" if graph is None else "undirected")
         if graph_kind not in GRAPH_KINDS:
             raise ValueError(f"graph_kind must be one of {GRAPH_KINDS}, got {graph_kind!r}")
@@ -100,7 +104,7 @@ class Simformer(FittedAttributes):
         for name, size in self.network_kwargs.items():  # a zero or negative size would train a degenerate network
             check_positive_int(name, size)
         self.condition_masks, self.z_score, self.seed, self.device = condition_masks, z_score, seed, device
-        self.sde, self.support, self._data, self.num_theta_ = make_sde(sde), support, [], None
+        self.sde, self.support, self.prior, self._data, self.num_theta_ = make_sde(sde), support, prior, [], None
 
     def __repr__(self) -> str:
         sizes = ", ".join(f"{k}={v}" for k, v in self.network_kwargs.items())
@@ -141,9 +145,11 @@ class Simformer(FittedAttributes):
             self.mean_, self.std_ = data.mean(0), data.std(0).clamp(min=1e-2)
         else:
             self.mean_, self.std_ = torch.zeros(self.num_variables_), torch.ones(self.num_variables_)
-        self.support_ = None
-        if self.support is not None:
-            low, high = (torch.as_tensor(b, dtype=torch.float32).reshape(-1) for b in self.support)
+        self.support_, support = None, self.support
+        if support is None and self.prior is not None:
+            support = _prior_box(self.prior, self.num_theta_, self.num_variables_)
+        if support is not None and support is not False:
+            low, high = (torch.as_tensor(b, dtype=torch.float32).reshape(-1) for b in support)
             if low.shape[0] != self.num_variables_ or high.shape[0] != self.num_variables_ or (low >= high).any():
                 raise ValueError(f"support needs (low, high) with {self.num_variables_} entries each and low < high "
                                  "(use -inf / inf for unbounded variables)")
@@ -379,6 +385,20 @@ class Simformer(FittedAttributes):
         if theta.shape[0] != self.num_theta_:
             raise ValueError(f"theta needs {self.num_theta_} entries, got {theta.shape[0]}")
         return self.sample(num_samples, {i: float(v) for i, v in enumerate(theta)}, **kwargs)[:, self.num_theta_:]
+
+
+def _prior_box(prior, num_theta: int, num_variables: int):
+    """``(low, high)`` over ``[theta, x]`` of a box prior (a ``Uniform``, maybe in ``Independent``), else ``None``."""
+    base = prior
+    while isinstance(base, torch.distributions.Independent):
+        base = base.base_dist
+    if not isinstance(base, torch.distributions.Uniform):
+        return None
+    low, high = (torch.broadcast_to(b, (num_theta,)).float() for b in (base.low, base.high))
+    if low.shape[0] != num_theta:
+        raise ValueError(f"the prior has {low.shape[0]} dimensions but theta has {num_theta}")
+    free = torch.full((num_variables - num_theta,), float("inf"))
+    return torch.cat([low, -free]), torch.cat([high, free])
 
 
 def _as_2d(values, name: str) -> Tensor:
