@@ -32,6 +32,7 @@ def test_accuracy_on_the_stand_in_is_deterministic_and_writes_no_cache(tmp_path,
     assert {"csbm_whole", "csbm_gdem_r025", "csbm_gcond_r025", "csbm_random_r050", "csbm_herding_r050",
             "csbm_seconds_ratio_r050"} <= set(first)
     assert first["csbm_nodes_r025"] == 15.0
+    assert first["csbm_config_rate_r025"] == 0.25 and first["csbm_config_rate_r050"] == 0.5  # official configs
     again = paper.accuracy(Context(seed=0), **{**kwargs, "rates": [0.25]})
     timed = ("seconds", "seconds_ratio")
     assert {k: v for k, v in again.items() if not any(t in k for t in timed)} == {
@@ -114,10 +115,12 @@ def test_a_graph_without_official_config_is_tuned_on_validation(monkeypatch):
 
     def fake_select(data, candidates, rate, seed, eval_epochs, real, **shared):
         calls.append((candidates, rate, seed, eval_epochs, shared))
-        return "selected", []
+        scores = [{"candidate": i, "val_acc": acc} for i, acc in enumerate((0.6, 0.7, 0.7))]
+        return _Fitted(), scores
 
     monkeypatch.setattr(paper, "select_gdem", fake_select)
-    assert paper._fit_gdem("cora", None, None, 0.5, 3, 50) == "selected"
+    chosen = paper._fit_gdem("cora", None, None, 0.5, 3, 50)
+    assert chosen.config_rate_ == list(paper.CONFIGS)[1]  # the first best on validation, reported as a metric
     candidates, rate, seed, eval_epochs, shared = calls[0]
     assert candidates == list(paper.CONFIGS.values()) and (rate, seed, eval_epochs) == (0.5, 3, 50)
     assert shared == paper.INIT
@@ -140,3 +143,11 @@ def test_the_loss_null_reads_the_initial_eigenbasis():
     m = paper.efficiency(Context(seed=0), dataset="csbm", rates=[0.25], optimize=False)
     assert m["eigen_loss_ratio_r025"] == 1.0 and m["epochs_r025"] == 1.0
     assert paper.CLAIMS[5].evaluate(m).status == "fails"
+
+
+def test_gdem_vs_gcond_is_judged_on_full_only_with_gcond_at_600_epochs():
+    claim = next(c for c in paper.CLAIMS if c.experiment is paper.accuracy and c.null is paper.GCOND_NULL
+                 and "more accurate" in c.text)
+    assert claim.setting == "full"
+    assert paper.accuracy.config(setting="full")["gcond_epochs"] == paper.GCOND_EPOCHS == 600
+    assert "0.2 points on one seed" in claim.paper

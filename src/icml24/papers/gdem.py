@@ -108,10 +108,14 @@ def _fit_gdem(dataset: str, data, real, rate: float, seed: int, eval_epochs: int
     """The official configuration where there is one; else the best of CiteSeer's official configurations on
     the real validation nodes (:func:`~icml24.graph.select_gdem`), as one would serve a new graph."""
     if _has_official_config(dataset):
-        return _gdem(rate, seed, distill_epochs).fit(data)
+        model = _gdem(rate, seed, distill_epochs).fit(data)
+        model.config_rate_ = rate  # the official configuration of this rate
+        return model
     override = {"epochs": distill_epochs} if distill_epochs > 0 else {}
-    model, _ = select_gdem(data, [dict(config, **override) for config in CONFIGS.values()], rate, seed=seed,
-                           eval_epochs=eval_epochs, real=real, **INIT)
+    model, scores = select_gdem(data, [dict(config, **override) for config in CONFIGS.values()], rate, seed=seed,
+                                eval_epochs=eval_epochs, real=real, **INIT)
+    best = int(np.argmax([s["val_acc"] for s in scores]))  # select_gdem keeps the first best
+    model.config_rate_ = list(CONFIGS)[best]  # the CiteSeer rate whose official configuration validation chose
     return model
 
 
@@ -123,7 +127,7 @@ def _tag(rate: float) -> str:
                           "seeds": 2},
             full={"datasets": ["citeseer", "cora"], "rates": [0.25, 0.5, 1.0], "eval_epochs": 2000,
                   "gcond_epochs": GCOND_EPOCHS, "seeds": 10},
-            smoke={"datasets": ["citeseer"], "rates": [0.25, 0.5], "eval_epochs": 3, "distill_epochs": 3,
+            smoke={"datasets": ["citeseer"], "rates": [0.25, 0.5], "eval_epochs": 60, "distill_epochs": 3,
                    "gcond_epochs": 1, "seeds": 1},
             threads=1, null=Null("the random coreset of the same size in GDEM's slot", {"method": "random"}))
 def accuracy(ctx, datasets: list[str] = ("citeseer",), rates: list[float] = (0.25, 0.5), eval_epochs: int = 300,
@@ -176,16 +180,20 @@ def accuracy(ctx, datasets: list[str] = ("citeseer",), rates: list[float] = (0.2
             graphs = {"gdem": gdem.graph_, "gcond": gcond.graph_, "random": coreset,
                       "herding": herding_coreset(data, counts, embeddings=embeddings)}
             tag = f"{dataset}_{{}}_{_tag(rate)}"
-            for method, graph in graphs.items():
+            for name, graph in graphs.items():  # not `method`: that would overwrite the slot's method
                 result = train_on_synthetic(graph, real, epochs=eval_epochs,
                                             generator=ctx.torch_generator(dataset, _tag(rate), "eval"))
-                metrics[tag.format(method)] = 100 * result["test_acc"]
+                metrics[tag.format(name)] = 100 * result["test_acc"]
             metrics[tag.format("nodes")] = float(counts.sum())
+            # the configuration GDEM ran with: the CiteSeer rate whose official configuration it is (chosen on
+            # the real validation nodes where the graph has none; -1 for a null in GDEM's slot)
+            metrics[tag.format("config_rate")] = float(getattr(gdem, "config_rate_", -1.0))
             metrics[tag.format("distill_seconds")] = float(gdem.distill_seconds_)
             metrics.update({tag.format(k): v for k, v in _timing(gdem, gcond).items()})
             table.append((dataset, rate, metrics[tag.format("gdem")], metrics[tag.format("random")],
                           metrics[tag.format("herding")], metrics[f"{dataset}_whole"], metrics[tag.format("gcond")]))
-            ctx.log(f"{dataset} r={rate}: GDEM {metrics[tag.format('gdem')]:.1f}, GCond "
+            ctx.log(f"{dataset} r={rate}: GDEM {metrics[tag.format('gdem')]:.1f} (CiteSeer r = "
+                    f"{metrics[tag.format('config_rate')]:g} configuration), GCond "
                     f"{metrics[tag.format('gcond')]:.1f}, random {metrics[tag.format('random')]:.1f}, herding "
                     f"{metrics[tag.format('herding')]:.1f}; GCond/GDEM time "
                     f"{metrics[tag.format('seconds_ratio')]:.1f}x")
@@ -350,8 +358,11 @@ CLAIMS = [
           experiment=accuracy, null=GCOND_NULL,
           check=lambda m: min(m["citeseer_gdem_r025"] - m["citeseer_gcond_r025"],
                               m["citeseer_gdem_r050"] - m["citeseer_gcond_r050"]) > 0.0,
-          paper="Table 2: GDEM 72.3 / 72.6 vs GCond 70.5 / 70.6 at r = 0.25 / 0.5 (judged on full only: quick "
-                "truncates GCond to 10 of its 600 epochs, a baseline below its strength)", setting="full"),
+          paper="Table 2: GDEM 72.3 / 72.6 vs GCond 70.5 / 70.6 at r = 0.25 / 0.5 (judged on full only, GCond at "
+                "its official 600 epochs: quick truncates it to 10, a baseline below its strength, and reports "
+                "this claim as not run with the command). One full run at seed 0 (held-out check, issue #48): "
+                "72.8 vs GCond 71.2 at r = 0.25, 72.3 vs 72.1 at r = 0.5: the r = 0.5 lead is 0.2 points on one "
+                "seed, inside any seed noise", setting="full"),
     Claim("GDEM (eigendecomposition + initialization + distillation) is at least 2x faster than GCond at equal "
           "reduction rate on CiteSeer (r = 0.25 and 0.5)",
           experiment=accuracy, null=GCOND_NULL,
