@@ -43,8 +43,8 @@ PAPER = Paper(
         "(64 epochs, batch 128) instead of 50,000 points and 19,500 steps; chosen because the dense networks reach "
         "the target as often as under the paper's recipe (width 8: 6/8 inits in both), full uses the paper's recipe.",
         "The search trains a random subset of each nonzero level's eligible masks with one setting (lr 0.1, cosine): "
-        "64 masks x 2 inits at quick, every mask x 2 inits at full; the paper trains all 25,992 triples with 6 "
-        "settings. Quick's 64 x 2 was chosen on seeds 0-4 before held-out seeds 7-9 were run: 16 masks passed 2 of "
+        "64 masks x 2 inits at quick, every mask x 2 inits at full, where the paper trains all 25,992 triples with 6 "
+        "settings; quick's 64 x 2 was chosen on seeds 0-4 before held-out seeds 7-9 were run: 16 masks passed 2 of "
         "5 seeds (32 failed seed 0), so a per-seed failure rate of 0.6 per 16 networks needs >= 106 networks per "
         "level for <= 2% (our reading of the paper's exhaustive search as 'strong enough to find the winner').",
         "The pruners get the official 9 (lr, schedule) settings, but each try keeps the setting of best accuracy on "
