@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _timing import best_of
+from _timing import best_of, median_of
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
@@ -63,17 +63,6 @@ ROOT = Path(__file__).resolve().parents[1]
 NAME = "model-based-rl-confounded-pomdps"
 
 
-def median_of(fn, repeats: int, clock=time.perf_counter):
-    """(fn(), median seconds of ``repeats`` runs after one warm-up run); ``clock=time.process_time``: CPU seconds."""
-    out = fn()
-    times = []
-    for _ in range(repeats):
-        start = clock()
-        out = fn()
-        times.append(clock() - start)
-    return out, float(np.median(times))
-
-
 def official_estimator(path: Path | None):
     """The third party's ``TabularBridgeEstimator`` and ``plugin_value`` from a local copy, or None."""
     if path is None:
@@ -103,7 +92,7 @@ def _against_the_third_party(args, data, est) -> bool:
     fixture = json.loads((ROOT / "tests/parity/confounded-pomdp.json").read_text())
     case = next(c for c in fixture["cases"] if c["name"] == "estimator")
     policies = deterministic_policies(3, 2, 3)
-    ours, t_ours = median_of(lambda: [est.fit(data).value(pi) for pi in policies], args.repeats)
+    ours, t_ours = median_of(lambda: [est.fit(data).value(pi) for pi in policies], repeats=args.repeats)
     ok = True
     official = official_estimator(args.official)
     if official is not None:
@@ -113,7 +102,7 @@ def _against_the_third_party(args, data, est) -> bool:
             bR, bD = estimator(3, 2, 2, 2, 3, seed=0).fit(data.o0, data.obs, data.actions, data.rewards).bridges()
             return [plugin_value(bR, bD, pi[0], p_o1(data.obs, 3))[0] for pi in policies]
 
-        theirs, t_theirs = median_of(theirs_fn, args.repeats)
+        theirs, t_theirs = median_of(theirs_fn, repeats=args.repeats)
         gap = float(np.max(np.abs(np.array(ours) - theirs)))
         agree = gap <= case["tolerance"]
         ok &= agree
@@ -125,7 +114,7 @@ def _against_the_third_party(args, data, est) -> bool:
               "ICML24_PEERS)")
     recorded = case["official_seconds"]  # CPU seconds of the official fit at N = 10000, one BLAS thread
     same = tabular_toy().sample(10000, np.random.default_rng(0))  # the recorded fit's episodes (n10000_seed0)
-    _, cpu_ours = median_of(lambda: est.fit(same), args.repeats, clock=time.process_time)
+    _, cpu_ours = median_of(lambda: est.fit(same), repeats=args.repeats, clock=time.process_time)
     where = f"{fixture['recorded']['machine']}, {fixture['recorded']['date']}"
     print(f"bridge estimator fit vs the third party's (recorded on {where}), toy N=10000, CPU seconds: ours "
           f"{cpu_ours:.4f} s live, third party {recorded:.3f} s recorded, ratio {recorded / cpu_ours:.0f}x")
@@ -137,7 +126,7 @@ def _compare(args) -> bool:
     data = tabular_toy().sample(args.episodes, np.random.default_rng(0))
     est = TwoStageBridgeEstimator(DeltaFeatures(3), HistoryInstrument(2, n_obs=3, n_o0=2), 2, 3, random_state=0)
     ok &= _against_the_third_party(args, data, est)
-    fast, t_fast = median_of(lambda: est.fit(data).bridges_.reward, args.repeats)
+    fast, t_fast = median_of(lambda: est.fit(data).bridges_.reward, repeats=args.repeats)
     slow, t_slow = best_of(lambda: loop_estimator(data, 0), 1)
     agree = all(np.allclose(a, b, atol=1e-9) for a, b in zip(fast, slow))
     ok &= agree
@@ -149,7 +138,7 @@ def _compare(args) -> bool:
     H = basis @ np.diag([2.0, 1.0, 0.5, 0.2, 1e-3, 1e-3]) @ basis.T
     centre, grad = rng.standard_normal((6, 9)), rng.standard_normal((6, 9))
     blk = _Block(centre, H, xi=0.2, radius=1.1 * np.linalg.norm(centre))
-    ours, t_ours = median_of(lambda: blk.argmin_linear(grad), args.repeats)
+    ours, t_ours = median_of(lambda: blk.argmin_linear(grad), repeats=args.repeats)
     cons = [{"type": "ineq", "fun": lambda v: blk.xi - blk.excess(v)},
             {"type": "ineq", "fun": lambda v: blk.radius**2 - (v**2).sum()}]
     ref, t_ref = best_of(lambda: minimize(lambda v: grad.ravel() @ v, centre.ravel(), constraints=cons,
