@@ -10,27 +10,15 @@ one warm-up; exits 1 when any peer's path costs disagree.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 
 import numpy as np
+from _timing import median_of
 from scipy import sparse
 from scipy.sparse.csgraph import dijkstra
 
 from icml24.generative import ShortestPathSolver, shortest_path_milp
 from icml24.generative.genco.solvers import _grid_graph
-
-
-def median_of(fn, repeats: int) -> tuple[object, float]:
-    """``(fn(), median seconds over repeats)`` after one untimed warm-up call."""
-    out = fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - start)
-    return out, statistics.median(times)
 
 
 def scipy_per_map(costs: np.ndarray, height: int, width: int) -> np.ndarray:
@@ -60,7 +48,7 @@ def main() -> int:
         parser.error("--repeats must be >= 5 (the median of at least 5 runs)")
     costs = np.random.default_rng(0).uniform(0.1, 10.0, (args.maps, args.grid * args.grid))
     fast, exact = ShortestPathSolver(args.grid, args.grid), shortest_path_milp(args.grid, args.grid)
-    paths, t_fast = median_of(lambda: fast.solve(costs), args.repeats)
+    paths, t_fast = median_of(lambda: fast.solve(costs), repeats=args.repeats)
     reference = fast.objective(costs, paths)
     ok = True
     peers = [("scipy.sparse.csgraph.dijkstra per map (peer)", lambda: scipy_per_map(costs, args.grid, args.grid)),
@@ -68,7 +56,7 @@ def main() -> int:
              ("HiGHS path MILP (secondary)", lambda: exact.solve(costs))]
     print(f"shortest path, {args.maps} maps of {args.grid}x{args.grid}, median of {args.repeats} runs after a warm-up")
     for name, fn in peers:
-        other, t_other = median_of(fn, args.repeats)
+        other, t_other = median_of(fn, repeats=args.repeats)
         agree = bool(np.allclose(fast.objective(costs, other), reference, atol=1e-7))
         ok &= agree
         print(f"  batched Dijkstra {t_fast:.4f} s vs {name} {t_other:.4f} s: {t_other / t_fast:.1f}x, "
