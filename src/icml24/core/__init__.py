@@ -1,7 +1,8 @@
 """Field-agnostic machinery: paper registry, experiment context, results store, runner, report."""
 
 from icml24.core.context import Context, seed_everything
+from icml24.core.labels import labelled, select
 from icml24.core.registry import Claim, Experiment, Null, Paper, Regime, Verdict, discover, experiment
 
 __all__ = ["Claim", "Context", "Experiment", "Null", "Paper", "Regime", "Verdict", "discover", "experiment",
-           "seed_everything"]
+           "labelled", "seed_everything", "select"]
