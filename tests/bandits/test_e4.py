@@ -93,7 +93,9 @@ def test_e4_rejects_tiny_horizon_and_a_one_arm_bandit():
 
 
 @pytest.mark.parametrize("kwargs,match", [({"gamma": float("nan")}, "gamma contains NaN"),
-                                          ({"gamma": -1.0}, "gamma must be >= 0"),
+                                          ({"gamma": -1.0}, "gamma must be > 0"),
+                                          ({"gamma": 0.0}, "gamma must be > 0"),
+                                          ({"rate": "fast"}, "rate must be one of minimax, instance"),
                                           ({"reg": 0.0}, "reg must be > 0"),
                                           ({"design_tol": float("inf")}, "design_tol contains NaN")])
 def test_e4_rejects_bad_hyperparameters(kwargs, match):
@@ -106,3 +108,31 @@ def test_e4_before_reset_raises_not_fitted():
         E4().next_batch(100)
     with pytest.raises(NotFittedError):
         _ = E4().allocation_
+
+
+def test_the_two_exploration_rates_differ_only_in_the_elimination_grid():
+    """minimax: T_l = T^{1 - 2^{-l}} (O(log log T) batches); instance (our reading): T_l = 4^l d log(K T^2), so
+    eps_l = 2^{-l} halves every batch (O(log T) batches)."""
+    arms = random_instance(20, 10, 3).arms
+    horizon = 100_000
+    minimax, instance = E4(), E4(rate="instance")
+    for e4 in (minimax, instance):
+        e4.reset(arms, horizon, np.random.default_rng(0))
+        e4.level_ = 0
+        assert e4._elimination_budget() == pytest.approx(np.log(horizon) ** 2)  # batch 3 is shared
+        e4.level_ = 2
+    assert minimax._elimination_budget() == pytest.approx(horizon ** 0.75)
+    budget = instance._elimination_budget()
+    assert budget == pytest.approx(16 * 10 * np.log(20 * horizon**2))
+    assert np.sqrt(10 * np.log(20 * horizon**2) / budget) == pytest.approx(0.25)  # eps_2 = 2^{-2}
+
+
+def test_the_stopping_record_says_when_e4_committed_and_whether_the_cap_bound():
+    bandit = LinearBandit(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([1.0, 0.2]))
+    run = run_batched(E4(), bandit, 5000, seed=0)
+    assert run.info["commit_batch"] == 3 and run.info["chernoff_passed"]
+    assert run.info["chernoff_statistic"] > run.info["chernoff_threshold"]
+    hard = random_instance(20, 10, 100)  # gaps down to 0.004: the (log T)^2 cap binds, the test fails
+    run = run_batched(E4(), hard, 20_000, seed=100)
+    assert not run.info["chernoff_passed"] and run.info["cap_binding_arms"] >= 1
+    assert run.info["commit_batch"] in (0, run.num_batches)  # elimination ends with one arm, or the horizon does

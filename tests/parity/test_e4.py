@@ -6,7 +6,16 @@ import types
 
 import numpy as np
 import pytest
-from e4_parity_inputs import ARM_SETS, HORIZON, allocation, arm_set, pulls
+from e4_parity_inputs import (
+    ARM_SETS,
+    HORIZON,
+    STOPPING_CASES,
+    allocation,
+    arm_set,
+    pulls,
+    stopping_instance,
+    stopping_pulls,
+)
 from parity_fixture import assert_close, case, load_fixture
 
 from icml24.bandits import E4
@@ -62,3 +71,24 @@ def test_design_counts_agree_on_the_support_and_differ_off_it(name, num_arms, di
     assert np.abs(ours[support] - official[support]).max() <= 3, (ours.tolist(), official.tolist())
     assert (~support).any() and ours[~support].sum() == 0
     assert 1 <= official[~support].min() and official[~support].max() <= 3
+
+
+@pytest.mark.parametrize("name, kind, horizon, gamma", STOPPING_CASES)
+def test_the_stopping_statistic_and_threshold_equal_the_official_ones_on_identical_data(name, kind, horizon, gamma):
+    """The official E3TC.run on fixed reward streams up to its Chernoff test; ours fed the same batch-1 and
+    batch-2 pulls and rewards. Statistic Z = min_x Delta_x^2 / (2 ||x - x*||^2_{V^-1}) and threshold
+    log(t^{d/2} T) / 2 agree to 1e-6 relative (the official adds 1e-10 I to V^-1: 4e-8 here), and so does the
+    verdict; batch 2's counts, from our allocation on the official batch-1 estimate, are the official formula's."""
+    recorded = case(FIXTURE, name)["values"]
+    arms, theta = stopping_instance(kind)
+    batch1, batch2 = stopping_pulls(arms, theta, recorded["batch1_counts"], recorded["batch2_counts"], horizon)
+    e4 = E4(gamma=gamma)
+    e4.reset(arms, horizon, np.random.default_rng(0))
+    e4.update(*batch1)  # explore: the allocation from the official batch-1 data
+    assert e4.next_batch(horizon).tolist() == recorded["batch2_counts"]
+    e4.update(*batch2)  # the stopping test
+    assert e4.stats_.num_pulls == recorded["pulls"]
+    info = e4.info_
+    assert_close(info["chernoff_statistic"], recorded["statistic"], 0.0, f"{name} statistic", rtol=1e-6)
+    assert_close(info["chernoff_threshold"], recorded["threshold"], 0.0, f"{name} threshold", rtol=1e-12)
+    assert info["chernoff_passed"] == recorded["passed"]

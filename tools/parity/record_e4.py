@@ -20,7 +20,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "fixtures"))
 from _record import commit_of, official_copy, write_fixture  # noqa: E402
-from e4_parity_inputs import ARM_SETS, HORIZON, allocation, arm_set, pulls  # noqa: E402
+from e4_parity_inputs import (  # noqa: E402
+    ARM_SETS,
+    HORIZON,
+    STOPPING_CASES,
+    allocation,
+    arm_set,
+    pulls,
+    stopping_instance,
+    stopping_noise,
+)
+
+from icml24.bandits import optimal_allocation  # noqa: E402
 
 
 class _Recorder:
@@ -32,6 +43,78 @@ class _Recorder:
     def draw(self):
         self.draws += 1
         return 0.0
+
+
+class _Stream:
+    """Arm k of a stopping case: its j-th draw returns ``mean_k + noise[k, j]`` (e4_parity_inputs.stopping_noise)."""
+
+    def __init__(self, mean: float, noise: np.ndarray):
+        self.mean_return, self.noise, self.draws = mean, noise, 0
+
+    def draw(self):
+        value = self.mean_return + self.noise[self.draws]
+        self.draws += 1
+        return value
+
+
+class _Stopped(Exception):
+    pass
+
+
+class _Statistic(float):
+    """The official statistic, which records the threshold it is compared with (``stopping_Z > beta``) and then
+    stops the run: batches 3+ are not needed."""
+
+    def __gt__(self, threshold):
+        self.threshold = float(threshold)
+        raise _Stopped
+
+
+class _Numpy:
+    """numpy for the official module; its ``min`` is E3TC.run's one ``np.min`` call, the stopping statistic."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    def min(self, values, *args, **kwargs):
+        self.statistic = _Statistic(np.min(values, *args, **kwargs))
+        return self.statistic
+
+
+def stopping_case(algorithms, name: str, kind: str, horizon: int, gamma: float) -> dict:
+    """Run the official E3TC.run on a fixed instance with fixed reward streams up to its stopping test. The
+    allocation is ours (cvxpy is not installed; the allocation is a stated deviation) on the official batch-1
+    estimate; the pull counts, V^-1, the statistic and the threshold are the official code's."""
+    arms, theta = stopping_instance(kind)
+    num_arms, dim = arms.shape
+    noise = stopping_noise(num_arms, horizon)
+    streams = [_Stream(float(arms[k] @ theta), noise[k]) for k in range(num_arms)]
+    agent = algorithms.E3TC(num_arms, dim, 1, gamma=gamma)
+    batch1 = {}
+
+    def allocate(context, _horizon):
+        means = context.T @ agent.theta
+        best = int(np.argmax(means))
+        batch1["counts"] = [s.draws for s in streams]
+        return optimal_allocation(context.T, means[best] - means, best=best).weights
+
+    agent.track_and_stop_proportion = allocate
+    recorder = algorithms.np = _Numpy()
+    try:
+        agent.run(arms.T.copy(), streams, horizon)
+    except _Stopped:
+        pass
+    finally:
+        algorithms.np = np
+    counts2 = [s.draws - c for s, c in zip(streams, batch1["counts"], strict=True)]
+    values = {"batch1_counts": batch1["counts"], "batch2_counts": counts2, "pulls": int(agent.t),
+              "statistic": float(recorder.statistic), "threshold": recorder.statistic.threshold,
+              "passed": float(recorder.statistic) > recorder.statistic.threshold}
+    print(name, {k: v for k, v in values.items() if "counts" not in k})
+    return {"name": name, "call": "E3TC.run up to the Chernoff stopping test (statistic and threshold inline)",
+            "inputs": {"recipe": "tests/fixtures/e4_parity_inputs.py (STOPPING_CASES)", "instance": kind,
+                       "T": horizon, "gamma": gamma},
+            "values": values, "tolerance": 1e-6}  # relative: the official adds 1e-10 I to V^-1
 
 
 def main() -> None:
@@ -73,9 +156,12 @@ def main() -> None:
                                  "eliminate_varepsilon": varepsilon},
                       "tolerance": 1e-10})
         print(name, "design", design.astype(int).tolist(), "batch2", batch2, "kept", kept.tolist())
+    cases += [stopping_case(algorithms, *spec) for spec in STOPPING_CASES]
     write_fixture("e4", "panxulab/optimal-batched-linear-bandits", commit_of(path), cases,
-                  notes="Deterministic pieces only (the official rewards come from Python's random); the Chernoff "
-                        "statistic is inline in E3TC.run and is compared through its inputs (V^-1, theta).")
+                  notes="Deterministic pieces (the official rewards come from Python's random), and the Chernoff "
+                        "stopping test of E3TC.run on fixed reward streams: its statistic and threshold are inline "
+                        "in run, recorded by a numpy stand-in whose np.min(values) returns a float that records the "
+                        "threshold it is compared with.")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,20 @@ class E4(BatchedPolicy):
 
     E4 needs at least two arms, and its stopping test assumes a unique optimal arm (``run_batched`` warns on a tie).
 
+    **Exploration rates.** The paper states two choices of the rate ``T_l`` (the elimination batches).
+    ``rate="minimax"`` (default, the official code's): ``T_l = T^{1 - 2^{-l}}``, minimax optimal with
+    ``O(log log T)`` batches and asymptotically optimal with 3. ``rate="instance"`` (our reading of the choice with
+    an instance-dependent bound and ``O(log T)`` batches): ``T_l = 4^l d log(K T^2)``, so ``eps_l = 2^{-l}`` halves
+    each batch as in phased elimination. Batches 1-3 and the stopping test are the same under both.
+
+    **When the stopping test passes.** Our statistic and threshold equal the official code's on identical data
+    (tests/parity/e4.json). Batch 2 pulls an arm ``min(w_x alpha log T, (log T)^{1+gamma}, T/(2K))`` times; on
+    random (K, d) = (20, 10) instances (seeds 100-104) the allocation asks more than ``(log T)^2`` pulls of 6-14
+    arms, so with ``gamma = 1`` the cap, not the allocation, sets batch 2 and the test failed in every run up to
+    ``T = 1e7`` (statistic 0-10 against a threshold 23-31). With the official ``gamma = 10`` the cap is ``T/(2K)``
+    and the test first passes at ``T = 1e6`` on the official instance (4 of 5 seeds; 5 of 5 at 1e7, 0 of 5 at
+    1e5); on instances whose smallest gap is 0.004-0.04 it had not passed by 1e7 (``info_["cap_binding_arms"]``).
+
     **Why gamma = 1 by default.** The asymptotic analysis only needs ``gamma > 0``: batch 3 and the batch-2 cap
     cost ``O((log T)^{1+gamma}) = o(T)`` pulls. The official code's ``gamma = 10`` makes ``T_3 = (log T)^{11}``
     larger than every horizon one can run (``1.6e10`` at ``T = 1e4``, ``1.8e12`` at ``T = 1e6``): when the stopping
@@ -49,24 +63,30 @@ class E4(BatchedPolicy):
         reg (float, default 1.0): ridge of the least-squares estimate.
         gamma (float, default 1.0): exponent of the batch-2 cap and of ``T_3``; 10 is the official code's.
         design_tol (float, default 1e-4): Frank-Wolfe tolerance of the D-optimal design.
+        rate (str, default "minimax"): the exploration rate, "minimax" or "instance" (above).
 
     Attributes (after a run): ``allocation_`` (the step-2 ``Allocation``), ``active_`` (surviving arms),
     ``info_`` (``chernoff_passed``, ``chernoff_statistic``, ``chernoff_threshold``, ``allocation_converged``,
-    ``allocation_objective``, ``elimination_batches``).
+    ``allocation_objective``, ``elimination_batches``, ``cap_binding_arms``: arms whose batch-2 count the cap cut,
+    ``commit_batch``: the batch that exploits one arm, 0 if none).
     """
 
     requires_unique_best = True
+    RATES = ("minimax", "instance")
 
-    def __init__(self, reg: float = 1.0, gamma: float = 1.0, design_tol: float = 1e-4):
+    def __init__(self, reg: float = 1.0, gamma: float = 1.0, design_tol: float = 1e-4, rate: str = "minimax"):
         check_positive("reg", reg)
-        check_positive("gamma", gamma, allow_zero=True)
+        check_positive("gamma", gamma)  # > 0: the analysis needs (log T)^{1+gamma} with gamma > 0
         check_positive("design_tol", design_tol)
+        if rate not in self.RATES:
+            raise ValueError(f"rate must be one of {', '.join(self.RATES)}, got {rate!r}")
         self.reg = reg
         self.gamma = gamma
         self.design_tol = design_tol
+        self.rate = rate
 
     def __repr__(self) -> str:
-        return f"E4(reg={self.reg}, gamma={self.gamma}, design_tol={self.design_tol})"
+        return f"E4(reg={self.reg}, gamma={self.gamma}, design_tol={self.design_tol}, rate={self.rate!r})"
 
     def reset(self, arms, horizon, rng=None) -> None:
         super().reset(arms, horizon, rng)
@@ -80,7 +100,9 @@ class E4(BatchedPolicy):
         self.allocation_ = None
         self.info_ = {"chernoff_passed": False, "chernoff_statistic": float("nan"),
                       "chernoff_threshold": float("nan"), "allocation_converged": False,
-                      "allocation_objective": float("nan"), "elimination_batches": 0}
+                      "allocation_objective": float("nan"), "elimination_batches": 0,
+                      "cap_binding_arms": 0, "commit_batch": 0}
+        self.batches_done_ = 0
 
     def _design_batch(self, budget: float) -> np.ndarray:
         counts = np.zeros(self.arms_.shape[0], dtype=np.int64)
@@ -92,6 +114,9 @@ class E4(BatchedPolicy):
         log_t = np.log(self.horizon_)
         if self.level_ == 0:
             return float(log_t ** (1 + self.gamma))  # Alg. 1 batch 3: T_3 = (log T)^{1+gamma}
+        if self.rate == "instance":  # our reading of the O(log T)-batch rate: eps_l = 2^{-l}
+            num_arms, dim = self.arms_.shape
+            return float(4.0 ** self.level_ * dim * np.log(num_arms * self.horizon_ ** 2))
         return float(self.horizon_ ** (1 - 2.0 ** -self.level_))  # Alg. 1 later batches: T_l = T^{1 - 2^{-l}}
 
     def next_batch(self, remaining: int) -> np.ndarray:
@@ -103,7 +128,9 @@ class E4(BatchedPolicy):
             log_t, loglog_t = np.log(horizon), np.log(np.log(horizon))
             alpha = (1 + 1 / loglog_t) * (1 + dim * loglog_t / log_t)
             cap = min(log_t ** (1 + self.gamma), horizon / (2 * num_arms))
-            return np.ceil(np.minimum(self.allocation_.weights * alpha * log_t, cap)).astype(np.int64)
+            wanted = self.allocation_.weights * alpha * log_t
+            self.info_["cap_binding_arms"] = int(np.sum(wanted > cap))  # the cap, not the allocation, sets them
+            return np.ceil(np.minimum(wanted, cap)).astype(np.int64)
         if self.phase_ == "eliminate":  # Alg. 1 step 4 (eliminate)
             return self._design_batch(self._elimination_budget())
         counts = np.zeros(num_arms, dtype=np.int64)  # Alg. 1 step 5 (exploit)
@@ -121,6 +148,7 @@ class E4(BatchedPolicy):
 
     def update(self, arm_sequence, rewards):
         self.stats_.add(arm_sequence, rewards)
+        self.batches_done_ += 1
         if self.phase_ == "explore":
             gaps, best = self._estimated_gaps(self.arms_)
             self.allocation_ = optimal_allocation(self.arms_, gaps, best=best)
@@ -140,6 +168,7 @@ class E4(BatchedPolicy):
             if passed:
                 self.active_ = np.array([best])
                 self.phase_ = "exploit"
+                self.info_["commit_batch"] = self.batches_done_ + 1  # batch 3 commits
             else:
                 self.phase_ = "eliminate"
         elif self.phase_ == "eliminate":  # Alg. 1 step 4: keep arms within 2 eps_l of the best
@@ -151,4 +180,5 @@ class E4(BatchedPolicy):
             self.info_["elimination_batches"] += 1
             if self.active_.size == 1:
                 self.phase_ = "exploit"
+                self.info_["commit_batch"] = self.batches_done_ + 1
         return None
