@@ -75,6 +75,13 @@ class Context:
 
         yield from track(iterable, description=description or "working", total=total, transient=True)
 
+    def progress_callback(self, description: str = ""):
+        """The methods' progress protocol (``icml24._progress``): a ``(done, total)`` callback drawing a bar when
+        running interactively, else ``None``. Pass it as a method's ``progress=``."""
+        from icml24._progress import progress_bar
+
+        return progress_bar(description, enabled=self.show_progress)
+
     @staticmethod
     def limit_threads(threads: int = 1):
         """Context manager: run a block with ``threads`` torch and BLAS threads (``<= 0``: leave them).
