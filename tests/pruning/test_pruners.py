@@ -42,6 +42,18 @@ def test_a_given_init_trains_the_same_in_the_comparison_as_alone():
     assert all(torch.equal(a, b) for a, b in zip(live, study.masks_[("snip", 3)]))
 
 
+def test_leaving_the_dense_network_out_changes_no_other_network():
+    x, y = cubist_spiral(256)
+    kw = {"epochs": 2, "batch_size": 64, "score_points": 128, "tries": 2}
+    runs = [PrunerComparison((3,), 14, ("snip", "gmp", "rigl"), dense=d, **kw).fit(
+        x, y, generator=torch.Generator().manual_seed(5)) for d in (True, False)]
+    assert ("dense", 3) in runs[0].accuracy_ and ("dense", 3) not in runs[1].accuracy_
+    for key in (("snip", 3), ("gmp", 3), ("rigl", 3)):
+        assert runs[0].try_accuracy_[key] == runs[1].try_accuracy_[key]
+    imp = PrunerComparison((3,), 14, ("imp",), dense=False, imp_rounds=2, **kw).fit(x, y)
+    assert ("dense", 3) in imp.accuracy_  # IMP starts from it, so it trains anyway
+
+
 def test_random_inits_are_redrawn_xavier_normal_before_snip_and_grasp():
     x, y = cubist_spiral(256)
     kw = {"methods": ("snip", "grasp", "synflow"), "epochs": 1, "batch_size": 64, "synflow_iterations": 3}

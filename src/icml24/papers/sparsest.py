@@ -240,7 +240,7 @@ def _pruner_tries(ctx, method, width, nnz, tries, x, y, imp_rounds, recipe, sett
     """``method`` at ``nnz`` weights from ``tries`` fresh width-``width`` initialisations trained in one batch; the
     stream depends only on (method, nnz), so the null's slot and the budget study run the same networks."""
     study = PrunerComparison((width,), nnz, (method,), imp_rounds=imp_rounds, tries=tries, settings=settings,
-                             **recipe)
+                             dense=False, **recipe)
     return study.fit(x, y, generator=ctx.torch_generator("pruner-tries", method, nnz), validation=validation)
 
 

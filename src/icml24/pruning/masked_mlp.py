@@ -15,6 +15,8 @@ import torch
 
 from icml24._validation import check_finite
 
+from . import kernels
+
 
 def _as_masks(masks, num_networks: int, shapes: list[tuple[int, int]]) -> list[torch.Tensor]:
     if masks is None:
@@ -191,13 +193,16 @@ def _per_network(value, kind, num_networks: int) -> list:
 
 def train_batched(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, epochs: int = 50,
                   batch_size: int = 128, lr: float = 0.1, momentum: float = 0.9, weight_decay: float = 5e-4,
-                  schedule: str = "cosine", generator: torch.Generator | None = None, on_step=None) -> BatchedMaskedMLP:
+                  schedule: str = "cosine", generator: torch.Generator | None = None, on_step=None,
+                  fused: bool | None = None) -> BatchedMaskedMLP:
     """SGD (momentum, weight decay) with BCE-with-logits on all K networks at once, batches shared across networks.
 
     The loss is the sum over networks of each network's batch-mean loss, so network k's gradient equals its own
     single-network gradient. ``on_step(model, step, total_steps, batch=(x_b, y_b), optimizer=optimizer)`` runs
     before each step on its minibatch (GMP prunes there, RigL drops and grows). Masks are reapplied in the forward
     pass. ``lr`` and ``schedule`` may be one per network (the official grid of settings in one batch).
+    ``fused`` (default: wherever it applies) computes the gradients with the numba kernel of ``kernels.py`` (equal
+    to autograd within float32 rounding) instead of autograd through ``torch.baddbmm``.
     """
     check_data(x, y, model.widths[0])
     if batch_size < 1 or len(x) < batch_size:
@@ -213,6 +218,10 @@ def train_batched(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, epo
             raise ValueError(f"lr must be finite and > 0, got {value}")
     for name in set(schedules):
         lr_at(0, epochs, 1.0, name)  # an unknown schedule fails here, before any step
+    if fused and not kernels.supported(model):
+        raise ValueError("fused=True needs a 2-d1-d2-d3-1 float32 CPU model of widths <= "
+                         f"{kernels.MAX_WIDTH}, got widths {model.widths}")
+    fused = kernels.supported(model) if fused is None else bool(fused)
     per_epoch = len(x) // batch_size  # drop_last=True
     total = epochs * per_epoch
     shared = len(set(lrs)) == 1 and len(set(schedules)) == 1
@@ -232,11 +241,14 @@ def train_batched(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, epo
             idx = order[i * batch_size:(i + 1) * batch_size]
             if on_step is not None:
                 on_step(model, step, total, batch=(x[idx], y[idx]), optimizer=optimizer)
-            logits = model(x[idx])
-            target = y[idx].unsqueeze(0).expand_as(logits)
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
-            optimizer.zero_grad(set_to_none=False)
-            loss.mean((1, 2)).sum().backward()
+            if fused:  # the same gradient, one fused pass per network
+                kernels.fill_gradients(model, x[idx], y[idx])
+            else:
+                logits = model(x[idx])
+                target = y[idx].unsqueeze(0).expand_as(logits)
+                loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
+                optimizer.zero_grad(set_to_none=False)
+                loss.mean((1, 2)).sum().backward()
             optimizer.step()
             step += 1
     with torch.no_grad():  # weight decay never moves a masked weight, but keep them exactly zero for nnz counts

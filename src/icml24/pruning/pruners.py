@@ -85,7 +85,8 @@ class PrunerComparison(FittedAttributes):
     ``imp_rounds`` training rounds for IMP (the paper: 5 rounds of the full recipe); ``gmp_events`` pruning events
     for GMP (199); ``rigl_delta`` steps between RigL updates (100); ``score_points`` shuffled points score the at-init
     criteria. Recipe: ``epochs``, ``batch_size``, momentum 0.9, weight decay 5e-4. The dense network of each width
-    trains alongside (it is IMP's first round and magnitude pruning's starting point). With ``redraw`` (default), a
+    trains alongside (it is IMP's first round and magnitude pruning's starting point); ``dense=False`` leaves it out
+    where neither needs it (every other network trains as it would beside it). With ``redraw`` (default), a
     fresh initialisation's weights are re-drawn Xavier normal before SNIP and GraSP score it and the network trains
     from them, as the official random-init runs do; given ``inits`` (the fixed-init study) are used as they are.
     With several settings, each (method, try) keeps the setting of best accuracy on ``validation`` points (required);
@@ -101,7 +102,7 @@ class PrunerComparison(FittedAttributes):
     def __init__(self, widths: tuple[int, ...], nnz: int, methods: tuple[str, ...] = METHODS, epochs: int = 50,
                  batch_size: int = 128, lr: float = 0.1, schedule: str = "cosine", imp_rounds: int = 5,
                  gmp_events: int = 199, synflow_iterations: int = 100, score_points: int = 1024,
-                 rigl_delta: int = 100, tries: int = 1, settings=None, redraw: bool = True):
+                 rigl_delta: int = 100, tries: int = 1, settings=None, redraw: bool = True, dense: bool = True):
         unknown = [m for m in methods if m not in METHODS]
         if unknown:
             raise ValueError(f"unknown methods {unknown}; choose from {METHODS}")
@@ -109,9 +110,9 @@ class PrunerComparison(FittedAttributes):
         if not self.widths or min(self.widths) < 1:
             raise ValueError(f"widths must be positive, got {widths}")
         for w in self.widths:
-            dense = 2 * w + 2 * w * w + w
-            if not 1 <= nnz <= dense:
-                raise ValueError(f"nnz must be in [1, {dense}] for width {w}, got {nnz}")
+            weights = 2 * w + 2 * w * w + w
+            if not 1 <= nnz <= weights:
+                raise ValueError(f"nnz must be in [1, {weights}] for width {w}, got {nnz}")
         if imp_rounds < 2:
             raise ValueError(f"imp_rounds must be >= 2 (prune between rounds), got {imp_rounds}")
         if int(epochs) < 1 or int(batch_size) < 1 or int(score_points) < 1:
@@ -126,7 +127,7 @@ class PrunerComparison(FittedAttributes):
             lr_at(0, 1, a, b)  # an unknown schedule fails here
         self.imp_rounds, self.gmp_events = int(imp_rounds), int(gmp_events)
         self.synflow_iterations, self.score_points = int(synflow_iterations), int(score_points)
-        self.rigl_delta, self.redraw = int(rigl_delta), bool(redraw)
+        self.rigl_delta, self.redraw, self.dense = int(rigl_delta), bool(redraw), bool(dense)
         if int(tries) < 1:
             raise ValueError(f"tries must be >= 1, got {tries}")
         self.tries = int(tries)
@@ -175,7 +176,8 @@ class PrunerComparison(FittedAttributes):
 
     def _fit_width(self, w: int, x, y, generator, redraw: bool) -> None:
         widths, tries, settings = (2, w, w, w, 1), range(self.tries), range(len(self.settings))
-        first = [m for m in self.methods if m in AT_INIT + DURING_TRAINING] + ["dense"]
+        later = [m for m in ("magnitude", "imp") if m in self.methods]
+        first = [m for m in self.methods if m in AT_INIT + DURING_TRAINING] + ["dense"] * (self.dense or bool(later))
         rows, keys = [], []
         for method in first:
             starts = self._starts(w, method, redraw, generator)
@@ -194,6 +196,8 @@ class PrunerComparison(FittedAttributes):
                 for s in settings:
                     rows.append((starts[k], [m[k:k + 1] for m in masks[s]]))
                     keys.append((method, k, s))
+        if not rows:
+            return
         batch = _stack(rows, widths)
         hooks = []
         for method, hook in (("gmp", lambda r: GradualMagnitude(self.nnz, self.gmp_events, r)),
@@ -203,7 +207,6 @@ class PrunerComparison(FittedAttributes):
                 hooks.append(hook(rows_of))
         self._train(batch, keys, x, y, generator, _chain(hooks))
         self._record(batch, keys, w, x, y)
-        later = [m for m in ("magnitude", "imp") if m in self.methods]
         if later:
             self._after_dense(batch, keys, later, w, x, y, generator)
 
