@@ -59,6 +59,16 @@ def test_comparisons_take_the_best_competitor_at_the_same_bits_with_paired_inter
     assert summary["a_bie_over_best_4p25"] == pytest.approx(np.exp(0.1))
 
 
+def test_window_nlls_are_labelled_metrics_read_back_in_window_order():
+    import numpy as np
+
+    nll = np.arange(12.0)[::-1]  # more than 10 windows: order by the window number, not the key's text
+    metrics = {**paper._nll_metrics("a", "bie_m2_b64", nll), "ppl_a_bie_m2_b64": 1.0}
+    metrics.update({f"{k}_std": 0.0 for k in list(metrics)})  # the runner's companions are not windows
+    assert "wnll[format=bie_m2_b64,mode=a,window=11]" in metrics
+    assert list(paper._windows_of(metrics)[("a", "bie_m2_b64")]) == list(nll)
+
+
 def test_formats_are_compared_at_matched_bits():
     bits = {name: paper._format(name).bits_per_element for name in paper.FORMATS}
     assert {bits[n] for n in paper.LOW} == {4.25} and {bits[n] for n in paper.HIGH} == {5.25}

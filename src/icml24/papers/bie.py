@@ -8,7 +8,7 @@ import time
 import numpy as np
 import torch
 
-from icml24.core import Claim, Null, Paper, Regime, experiment
+from icml24.core import Claim, Null, Paper, Regime, experiment, labelled, select
 from icml24.data import smollm2
 from icml24.llm import (
     BFPFormat,
@@ -269,16 +269,16 @@ def _figures(ctx, table, outlier):
 
 
 def _nll_metrics(mode: str, name: str, nll: np.ndarray) -> dict[str, float]:
-    """Per-window mean NLL under ``wnll_<mode>_<name>_<i>`` (the summary pools windows over seeds)."""
-    return {f"wnll_{mode}_{name}_{i:03d}": float(v) for i, v in enumerate(nll)}
+    """Per-window mean NLL, labelled ``wnll[format=<name>,mode=<mode>,window=<i>]`` (the summary pools windows
+    over seeds)."""
+    return {labelled("wnll", mode=mode, format=name, window=i): float(v) for i, v in enumerate(nll)}
 
 
 def _windows_of(m: dict[str, float]) -> dict[tuple[str, str], np.ndarray]:
-    """(mode, format) -> per-window NLLs, back from the ``wnll_`` metrics of one seed."""
+    """(mode, format) -> per-window NLLs (in window order), back from the ``wnll`` metrics of one seed."""
     out: dict[tuple[str, str], list[float]] = {}
-    for key in sorted(k for k in m if k.startswith("wnll_")):
-        mode, rest = key[5:].split("_", 1)
-        out.setdefault((mode, rest.rsplit("_", 1)[0]), []).append(m[key])
+    for labels, value in select(m, "wnll"):  # sorted by format, mode, then window
+        out.setdefault((labels["mode"], labels["format"]), []).append(value)
     return {k: np.array(v) for k, v in out.items()}
 
 
