@@ -26,6 +26,16 @@ _EXPORTS: dict[str, str] = {
     "CompressedCheckpoints": ".packed_masks",
     "storage_bits": ".packed_masks",
     "task_vector_statistics": ".regime",
+    "evaluate_merging": ".evaluation",
+    "regime_metrics": ".evaluation",
+    "TEXT_TASKS": ".text_tasks",
+    "TextTask": ".text_tasks",
+    "text_task": ".text_tasks",
+    "text_tasks": ".text_tasks",
+    "load_encoder": ".text_encoder",
+    "minilm_path": ".text_encoder",
+    "EncoderEvaluator": ".text_encoder",
+    "TextMergingSetting": ".text_setting",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
