@@ -20,6 +20,8 @@ EXP_GOOD = {"exp_a0p1_decay_a": 0.1, "exp_a0p2_decay_a": 0.2, "exp_a0p1_points_u
             "exp_a0p1_variance_slope_per_a": 1.05, "exp_a0p2_variance_slope_per_a": 1.04,
             "in_bounds_fraction": 1.0, "in_bounds_points": 50.0}
 REAL_GOOD = {"laplace_mse_spread": 0.2, "gaussian_solved_points": 5.0, "gaussian_log10_mse_rise": 7.0}
+COND_GOOD = {"cond_slope[d=1]": 2.9, "cond_slope[d=1]_std": 0.3, "cond_slope[d=2]": 1.9, "cond_slope[d=2]_std": 0.2,
+             "num_seeds": 10.0}
 
 CASES = [  # claim prefix, good metrics, a plausible bad variant (what the claim must catch)
     ("Polynomial decay: the slope", POLY_GOOD, {"poly_a1_cond_slope": 1.0}),  # cond ~ n, not n^{1+a}
@@ -30,9 +32,11 @@ CASES = [  # claim prefix, good metrics, a plausible bad variant (what the claim
     ("Exponential decay", EXP_GOOD, {"exp_a0p2_variance_slope_per_a": 0.05}),  # V flat: tempered, not catastrophic
     ("Exponential decay", EXP_GOOD, {"exp_a0p1_cond_slope_per_a": 0.5}),
     ("Exponential decay", EXP_GOOD, {"exp_a0p2_points_used": 2.0}),  # too few resolved points to call a slope
-    ("Laplace kernel", REAL_GOOD, {"laplace_mse_spread": 0.9}),
+    ("Laplace kernel (polynomial", REAL_GOOD, {"laplace_mse_spread": 0.9}),
     ("Gaussian kernel", REAL_GOOD, {"gaussian_log10_mse_rise": 0.3}),
     ("Gaussian kernel", REAL_GOOD, {"gaussian_solved_points": 1.0}),
+    ("Laplace kernel on i.i.d.", COND_GOOD, {"cond_slope[d=1]": 2.05}),  # the grid's rate 1 + 1/d
+    ("Laplace kernel on i.i.d.", COND_GOOD, {"cond_slope[d=2]": 1.6}),
 ]
 
 
@@ -41,6 +45,24 @@ def test_every_claim_can_fail(start, good, bad):
     claim = _claim(start)
     assert claim.evaluate(dict(good)).status == "holds"
     assert claim.evaluate({**good, **bad}).status == "fails"
+
+
+def test_condition_claim_reads_both_dimensions_and_the_spread():
+    claim = _claim("Laplace kernel on i.i.d.")
+    assert claim.evaluate({"cond_slope[d=1]": 2.9, "num_seeds": 3.0}).status == "error"  # d = 2 not measured
+    assert set(claim.evaluate(dict(COND_GOOD)).measured) == set(COND_GOOD)
+
+
+def test_grid_design_in_the_random_slot_gives_the_independent_feature_rate(tmp_path):
+    exp = paper.PAPER.experiments["laplace_condition"]
+    params = {"dims": [1, 2], "ns": [25, 100, 400]}
+    grid = exp(Context(seed=0, out_dir=tmp_path), **params, design="grid")
+    random = exp(Context(seed=0, out_dir=tmp_path), **params)
+    for d in (1, 2):
+        assert abs(grid[f"cond_slope[d={d}]"] - (1 + 1 / d)) < 0.1 and grid[f"resolved_fraction[d={d}]"] == 1.0
+        assert random[f"separation_slope[d={d}]"] < grid[f"separation_slope[d={d}]"] - 0.15
+        assert random[f"points[d={d},n=100]"] == grid[f"points[d={d},n=100]"] == 100.0
+    assert exp(Context(seed=0, out_dir=tmp_path), **params) == random
 
 
 def test_claims_without_any_decay_tag_fail_instead_of_holding_vacuously():
