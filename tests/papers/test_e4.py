@@ -1,15 +1,18 @@
-"""The E4 reproduction: typed instance lists, one run per seed, across-seed best baselines, claims that can fail."""
+"""The E4 reproduction: typed instance lists, labelled metrics, across-seed summaries, claims that can fail."""
 
 import numpy as np
 import pytest
 
-from icml24.core import Context
+from icml24.core import Context, labelled, select
 from icml24.core.params import parse_value
 from icml24.core.runner import execute, plan
 from icml24.core.verdicts import aggregate, claims_of
 from icml24.papers import e4 as paper
 
-EOO, RANDOM = paper.end_of_optimism_regret, paper.random_regret
+EOO, RANDOM, HORIZON, STOP = (paper.end_of_optimism_regret, paper.random_regret, paper.regret_vs_horizon,
+                              paper.stopping_vs_horizon)
+D2 = {"instance": "eoo", "d": 2, "eps": 0.01}
+R = {"instance": "random", "K": 20, "d": 10}
 
 
 def test_instances_are_typed_lists_on_the_cli():
@@ -24,9 +27,11 @@ def test_a_malformed_instance_says_what_it_expects(bad, tmp_path):
         EOO(Context(seed=0, out_dir=tmp_path), instances=[bad], algorithms=["e4"])
 
 
-def test_unknown_algorithm_is_refused(tmp_path):
+def test_unknown_algorithm_or_generator_is_refused(tmp_path):
     with pytest.raises(ValueError, match="algorithms must list e4"):
         RANDOM(Context(seed=0, out_dir=tmp_path), instances=["3:2"], horizon=100, algorithms=["e4", "ucb9"])
+    with pytest.raises(ValueError, match="generator must be 'official' or 'per_seed'"):
+        STOP(Context(seed=0, out_dir=tmp_path), horizons=[100], generators=["mine"])
 
 
 def test_one_seed_is_one_run_and_seeds_differ(tmp_path):
@@ -34,55 +39,81 @@ def test_one_seed_is_one_run_and_seeds_differ(tmp_path):
     records = [execute(task) for task in tasks]
     assert [r.status for r in records] == ["ok", "ok"], [r.error for r in records]
     first, second = (r.metrics for r in records)
-    assert first["eoo_d2_eps0p01_e4_three_batch_frac"] in (0.0, 1.0)  # one run: an indicator
-    assert first["eoo_d2_eps0p01_e4_regret"] != second["eoo_d2_eps0p01_e4_regret"]
+    e4 = labelled("regret", **D2, T=2000, alg="e4")
+    assert first[labelled("three_batch", **D2, T=2000, alg="e4")] in (0.0, 1.0)  # one run: an indicator
+    assert first[e4] != second[e4]
     assert not any(key.endswith("seconds") for key in first)  # wall times are an artifact, not a metric
     summary = aggregate(records, EOO)
-    assert summary["num_seeds"] == 2 and "eoo_d2_eps0p01_e4_regret_std" in summary
+    assert summary["num_seeds"] == 2 and e4 + "_std" in summary
     for claim in claims_of(EOO):
         assert claim.evaluate(summary).status in {"holds", "fails"}
 
 
+def _seed(**regrets):
+    return {labelled("regret", **D2, T=10_000, alg=alg.replace("_", "-")): v for alg, v in regrets.items()}
+
+
 def test_best_baseline_is_the_minimum_of_mean_regrets_not_the_mean_of_minima():
-    per_seed = [
-        {"eoo_d2_eps0p01_phaelimd_regret": 100.0, "eoo_d2_eps0p01_rs_oful_regret": 900.0,
-         "eoo_d2_eps0p01_endoa_regret": 500.0, "eoo_d2_eps0p01_e4_regret": 50.0},
-        {"eoo_d2_eps0p01_phaelimd_regret": 900.0, "eoo_d2_eps0p01_rs_oful_regret": 100.0,
-         "eoo_d2_eps0p01_endoa_regret": 500.0, "eoo_d2_eps0p01_e4_regret": 50.0},
-    ]
+    per_seed = [_seed(phaelimd=100.0, rs_oful=900.0, endoa=500.0, e4=50.0),
+                _seed(phaelimd=900.0, rs_oful=100.0, endoa=500.0, e4=50.0)]
     summary = paper._best_baselines(per_seed)
-    assert summary["eoo_d2_eps0p01_best_baseline_regret"] == 500.0  # EndOA's mean; the mean of minima is 100
-    assert summary["eoo_d2_eps0p01_best_batched_baseline_regret"] == 500.0
-    batches = [{"x_e4_batches": 3.0, "x_phaelimd_batches": 4.0, "x_rs_oful_batches": 30.0,
-                "y_e4_batches": 3.0, "y_phaelimd_batches": 3.0, "y_rs_oful_batches": 40.0}] * 2
-    summary = paper._best_baselines(batches)
-    assert summary["x_fewest_batched_baseline_batches"] == 4.0
-    assert summary["e4_batches_over_fewest_batched_baseline"] == 1.0  # the worst instance, y
+    assert summary[labelled("best_baseline_regret", **D2, T=10_000)] == 500.0  # EndOA's mean; the mean of minima: 100
+    assert summary[labelled("best_batched_baseline_regret", **D2, T=10_000)] == 500.0
+    batches = {labelled("batches", instance="eoo", d=d, alg=alg): v for d, alg, v in (
+        (2, "e4", 3.0), (2, "phaelimd", 4.0), (2, "rs-oful", 30.0), (3, "e4", 3.0), (3, "phaelimd", 3.0),
+        (3, "rs-oful", 40.0))}
+    summary = paper._best_baselines([batches] * 2)
+    assert summary[labelled("fewest_batched_baseline_batches", instance="eoo", d=2)] == 4.0
+    assert summary["e4_batches_over_fewest_batched_baseline"] == 1.0  # the worst instance, d=3
+
+
+def _horizon(alg, growth, batches, regret, labels=R, largest=1_000_000):
+    return {labelled("growth_last", **labels, alg=alg): growth,
+            labelled("batches", **labels, alg=alg, T=largest): batches,
+            labelled("regret", **labels, alg=alg, T=largest): regret}
+
+
+BOUNDS = {"largest_T": 1e6, "batch_bound_largest_T": 7.8, "log2_largest_T": 19.9}
 
 
 @pytest.mark.parametrize("claim_index,bad", [
-    (0, {"eoo_d2_eps0p01_e4_regret": 900.0, "eoo_d2_eps0p01_best_baseline_regret": 1000.0}),
+    (0, {**_seed(e4=900.0), labelled("best_baseline_regret", **D2, T=10_000): 1000.0}),
     (1, {"e4_three_batch_frac": 0.6, "e4_batches_over_fewest_batched_baseline": 0.75}),
     (1, {"e4_three_batch_frac": 1.0, "e4_batches_over_fewest_batched_baseline": 1.0}),  # PhaElimD also in 3
-    (2, {"random_k50_d20_random_order_e4_regret": 24_500.0,
-         "random_k50_d20_random_order_best_baseline_regret": 5_900.0}),
-    (3, {"eoo_d2_eps0p01_e4_growth_last": 1.02, "eoo_d2_eps0p01_e4_batches_T1000000": 9.0,
-         "batch_bound_largest_T": 7.8, "largest_T": 1e6}),  # too many batches
-    (3, {"eoo_d2_eps0p01_e4_growth_last": 2.5, "eoo_d2_eps0p01_e4_batches_T1000000": 3.0,
-         "batch_bound_largest_T": 7.8, "largest_T": 1e6}),  # regret / log T still growing
-    (4, {"random_k20_d10_e4_growth_last": 2.6, "random_k20_d10_e4_batches_T1000000": 7.0,
-         "batch_bound_largest_T": 7.8, "largest_T": 1e6, "random_k20_d10_e4_regret_T1000000": 64_000.0,
-         "random_k20_d10_phaelimd_regret_T1000000": 62_000.0}),
+    (2, {labelled("regret", instance="random", K=50, d=20, protocol="random_order", alg="e4"): 24_500.0,
+         labelled("best_baseline_regret", instance="random", K=50, d=20, protocol="random_order"): 5_900.0,
+         labelled("best_baseline_regret", instance="random", K=3, d=2, protocol="random_order"): 1e6}),
+    (3, {**_horizon("e4", 1.02, 9.0, 1.0, D2), **BOUNDS}),  # too many batches
+    (3, {**_horizon("e4", 2.5, 3.0, 1.0, D2), **BOUNDS}),  # regret / log T still growing
+    (4, {**_horizon("e4", 2.6, 7.0, 64_000.0), **_horizon("phaelimd", 1.0, 4.0, 62_000.0), **BOUNDS}),
+    (5, {labelled("chernoff_passed", **R, generator="official", alg="e4-gamma10", T=10**7): 0.8,
+         "largest_T": 1e7}),
+    (6, {**_horizon("e4-instance", 1.0, 21.0, 50_000.0), **_horizon("phaelimd", 1.0, 4.0, 62_000.0), **BOUNDS}),
+    (6, {**_horizon("e4-instance", 1.0, 9.0, 63_000.0), **_horizon("phaelimd", 1.0, 4.0, 62_000.0), **BOUNDS}),
 ])
 def test_every_claim_can_fail(claim_index, bad):
     assert paper.CLAIMS[claim_index].evaluate(bad).status == "fails"
 
 
+def test_the_random_claims_read_whatever_instance_the_user_ran():
+    """Issue 48: the claims error on any instance but the default one no more; they read the largest run."""
+    good = {**_horizon("e4", 1.0, 7.0, 1.0, {"instance": "random", "K": 5, "d": 3}),
+            **_horizon("phaelimd", 1.0, 4.0, 2.0, {"instance": "random", "K": 5, "d": 3}),
+            **_horizon("e4-instance", 1.0, 9.0, 1.5, {"instance": "random", "K": 5, "d": 3}), **BOUNDS}
+    assert paper.CLAIMS[4].evaluate(good).status == "holds"
+    assert paper.CLAIMS[6].evaluate(good).status == "holds"
+    assert paper.CLAIMS[4].evaluate(BOUNDS).status == "error"  # no random instance at all: error, never holds
+    passes = {labelled("chernoff_passed", instance="random", K=7, d=4, generator="official", alg="e4-gamma10",
+                       T=10**5): 1.0, "largest_T": 1e5}
+    assert paper.CLAIMS[5].evaluate(passes).status == "holds"
+
+
 def test_every_experiment_has_a_claim_and_settings():
     assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
+    summaries = {HORIZON.name: paper._horizon_summary, STOP.name: paper._stopping_summary}
     for exp in paper.PAPER.experiments.values():
         assert exp.threads == 1
-        assert exp.summarize is (paper._horizon_summary if exp is paper.regret_vs_horizon else paper._best_baselines)
+        assert exp.summarize is summaries.get(exp.name, paper._best_baselines)
         for setting in ("quick", "full", "smoke"):
             exp.config(setting=setting)
     assert EOO.seeds == {"quick": 5, "full": 10, "smoke": 1}
@@ -91,35 +122,65 @@ def test_every_experiment_has_a_claim_and_settings():
 def test_random_regret_reports_both_protocols_and_the_official_gamma(tmp_path):
     metrics = RANDOM(Context(seed=0, out_dir=tmp_path), instances=["5:3"], horizon=2000,
                      algorithms=["e4", "e4-gamma10", "phaelimd", "endoa"])
-    for protocol in ("index_order", "random_order"):
-        for name in ("e4", "e4_gamma10", "phaelimd", "endoa"):
-            assert np.isfinite(metrics[f"random_k5_d3_{protocol}_{name}_regret"])
+    found = {(labels["protocol"], labels["alg"]) for labels, value in select(metrics, "regret", K=5, d=3)
+             if np.isfinite(value)}
+    assert found == {(p, a) for p in ("index_order", "random_order") for a in ("e4", "e4-gamma10", "phaelimd", "endoa")}
     with pytest.raises(ValueError, match="protocols must be a non-empty subset of index_order, random_order"):
         RANDOM(Context(seed=0, out_dir=tmp_path), instances=["5:3"], horizon=100, protocols=["by_name"])
 
 
 def test_horizon_summary_is_the_growth_of_mean_regret_per_log_t():
-    per_seed = [{"x_e4_regret_per_logT_T100": 10.0, "x_e4_regret_per_logT_T1000": 12.0},
-                {"x_e4_regret_per_logT_T100": 30.0, "x_e4_regret_per_logT_T1000": 28.0}]
-    assert paper._horizon_summary(per_seed) == {"x_e4_growth_last": pytest.approx(40.0 / 40.0)}
+    key = {"instance": "eoo", "d": 2, "eps": 0.01, "alg": "e4"}
+    per_seed = [{labelled("regret_per_logT", **key, T=100): 10.0, labelled("regret_per_logT", **key, T=1000): 12.0},
+                {labelled("regret_per_logT", **key, T=100): 30.0, labelled("regret_per_logT", **key, T=1000): 28.0}]
+    assert paper._horizon_summary(per_seed) == {labelled("growth_last", **key): pytest.approx(40.0 / 40.0)}
     with pytest.raises(ValueError, match="must be eoo:d:eps or random:K:d"):
-        paper.regret_vs_horizon(Context(seed=0, out_dir="."), instances=["circle:3"], horizons=[100])
+        HORIZON(Context(seed=0, out_dir="."), instances=["circle:3"], horizons=[100])
 
 
-def test_the_e4_slot_runs_the_null_on_the_same_reward_streams(tmp_path):
+def test_stopping_summary_is_the_first_horizon_where_half_the_runs_pass():
+    key = {**R, "generator": "official", "alg": "e4-gamma10"}
+    per_seed = [{labelled("chernoff_passed", **key, T=t): float(p) for t, p in zip((10**5, 10**6, 10**7), ps)}
+                for ps in ((0, 1, 1), (0, 0, 1))]
+    assert paper._stopping_summary(per_seed) == {labelled("first_pass_T", **key): 1e6}
+    never = [{labelled("chernoff_passed", **key, T=10**5): 0.0}]
+    assert paper._stopping_summary(never) == {labelled("first_pass_T", **key): 0.0}
+
+
+def test_the_stopping_record_holds_the_statistic_and_threshold_per_run(tmp_path):
+    """Per run: statistic, threshold (compared with the official code's in tests/parity/test_e4.py), the verdict,
+    the committing batch and the arms the batch-2 cap cut."""
+    metrics = STOP(Context(seed=0, out_dir=tmp_path), horizons=[2000], generators=["official"])
+    for alg in ("e4", "e4-gamma10"):
+        at = {**R, "generator": "official", "alg": alg, "T": 2000}
+        statistic = metrics[labelled("chernoff_statistic", **at)]
+        threshold = metrics[labelled("chernoff_threshold", **at)]
+        assert 0 <= statistic and 0.5 * np.log(2000) < threshold  # log(t^{d/2} T) / 2 with t >= 1
+        assert metrics[labelled("chernoff_passed", **at)] == float(statistic > threshold)
+        commit = metrics[labelled("commit_batch", **at)]
+        assert commit == 2.0 * metrics[labelled("chernoff_passed", **at)] or 3 <= commit <= metrics[
+            labelled("batches", **at)]
+        assert 0 <= metrics[labelled("cap_binding_arms", **at)] <= 20
+
+
+def test_every_e4_setting_runs_the_null_on_the_same_reward_streams(tmp_path):
     ctx = Context(seed=0, out_dir=tmp_path)
     small = {"instances": ["2:0.01:1500"], "algorithms": ["e4", "phaelimd", "rs-oful"]}
     null = EOO(ctx, **small, e4_slot="phaelimd")
+    at = {**D2, "T": 1500}
     for metric in ("regret", "batches"):
-        assert null[f"eoo_d2_eps0p01_e4_{metric}"] == null[f"eoo_d2_eps0p01_phaelimd_{metric}"]
-    assert null["e4_chernoff_pass_frac"] == 0.0  # no stopping test in PhaElimD
+        assert null[labelled(metric, **at, alg="e4")] == null[labelled(metric, **at, alg="phaelimd")]
+    assert null[labelled("chernoff_passed", **at, alg="e4")] == 0.0  # no stopping test in PhaElimD
+    assert not select(null, "chernoff_statistic")
     method = EOO(ctx, **small)
-    assert method["eoo_d2_eps0p01_phaelimd_regret"] == null["eoo_d2_eps0p01_phaelimd_regret"]
-    assert method["eoo_d2_eps0p01_e4_regret"] < null["eoo_d2_eps0p01_e4_regret"]
-    uniform = paper.regret_vs_horizon(ctx, instances=["eoo:2:0.01"], horizons=[1000, 10_000],
-                                      algorithms=["e4", "phaelimd"], e4_slot="round-robin")
-    assert uniform["eoo_d2_eps0p01_e4_batches_T1000"] == 1.0
-    assert uniform["eoo_d2_eps0p01_e4_regret_T10000"] > 9 * uniform["eoo_d2_eps0p01_e4_regret_T1000"]  # linear
+    assert method[labelled("regret", **at, alg="phaelimd")] == null[labelled("regret", **at, alg="phaelimd")]
+    assert method[labelled("regret", **at, alg="e4")] < null[labelled("regret", **at, alg="e4")]
+    uniform = HORIZON(ctx, instances=["eoo:2:0.01"], horizons=[1000, 10_000],
+                      algorithms=["e4", "e4-instance", "phaelimd"], e4_slot="round-robin")
+    for alg in ("e4", "e4-instance"):
+        assert uniform[labelled("batches", **D2, alg=alg, T=1000)] == 1.0
+        assert uniform[labelled("regret", **D2, alg=alg, T=10_000)] > 9 * uniform[labelled("regret", **D2, alg=alg,
+                                                                                           T=1000)]  # linear
     with pytest.raises(ValueError, match="e4_slot must be one of"):
         EOO(ctx, **small, e4_slot="oracle")
     assert {n.overrides["e4_slot"] for e in paper.PAPER.experiments.values() for n in e.nulls()} == {

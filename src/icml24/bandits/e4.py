@@ -68,7 +68,7 @@ class E4(BatchedPolicy):
     Attributes (after a run): ``allocation_`` (the step-2 ``Allocation``), ``active_`` (surviving arms),
     ``info_`` (``chernoff_passed``, ``chernoff_statistic``, ``chernoff_threshold``, ``allocation_converged``,
     ``allocation_objective``, ``elimination_batches``, ``cap_binding_arms``: arms whose batch-2 count the cap cut,
-    ``commit_batch``: the batch that exploits one arm, 0 if none).
+    ``commit_batch``: the batch after which one arm was left, 2 when the stopping test passed, 0 if none).
     """
 
     requires_unique_best = True
@@ -168,7 +168,7 @@ class E4(BatchedPolicy):
             if passed:
                 self.active_ = np.array([best])
                 self.phase_ = "exploit"
-                self.info_["commit_batch"] = self.batches_done_ + 1  # batch 3 commits
+                self.info_["commit_batch"] = self.batches_done_  # 2: batch 3 exploits
             else:
                 self.phase_ = "eliminate"
         elif self.phase_ == "eliminate":  # Alg. 1 step 4: keep arms within 2 eps_l of the best
@@ -180,5 +180,5 @@ class E4(BatchedPolicy):
             self.info_["elimination_batches"] += 1
             if self.active_.size == 1:
                 self.phase_ = "exploit"
-                self.info_["commit_batch"] = self.batches_done_ + 1
+                self.info_["commit_batch"] = self.batches_done_
         return None
