@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from icml24.core import labelled, select
 from icml24.core.runner import execute, plan
 from icml24.core.verdicts import aggregate, claims_of
 from icml24.papers import confounded_pomdp as paper
@@ -29,15 +30,15 @@ def _per_seed(errors_by_n, naive_bias, regrets, covered=(1.0, 1.0), violations=(
         for i, (n, err) in enumerate(errors_by_n.items()):
             for name in ("bridge", "naive", "is", "dr"):
                 e = err if name == "bridge" else naive_bias
-                m[f"{name}_error_n{n}"] = e
-                m.update({f"{name}_signed_p{k}_n{n}": e * (1 if seed == 0 else 0.5) for k in range(8)})
-            m[f"bridge_l2_reward_n{n}"] = err
-            m[f"regret_pessimistic_n{n}"] = regrets[i] + 0.01 * seed
-            m[f"regret_plugin_n{n}"], m[f"regret_naive_n{n}"] = plugin, naive
-            m[f"covered_n{n}"], m[f"violations_n{n}"] = covered[seed], violations[seed]
-            m[f"width_n{n}"] = 2.0
-            m[f"lower_gap_n{n}"], m[f"lower_gap_max_n{n}"] = 1.0 + seed, 3.0
-        m.update({f"control_{name}_signed_p{k}": 0.0 for name in ("is", "naive") for k in range(8)})
+                m[labelled(f"{name}_error", n=n)] = e
+                m.update({labelled(f"{name}_signed", n=n, policy=k): e * (1 if seed == 0 else 0.5) for k in range(8)})
+            m[labelled("bridge_l2_reward", n=n)] = err
+            m[labelled("regret_pessimistic", n=n)] = regrets[i] + 0.01 * seed
+            m[labelled("regret_plugin", n=n)], m[labelled("regret_naive", n=n)] = plugin, naive
+            m[labelled("covered", n=n)], m[labelled("violations", n=n)] = covered[seed], violations[seed]
+            m[labelled("width", n=n)] = 2.0
+            m[labelled("lower_gap", n=n)], m[labelled("lower_gap_max", n=n)] = 1.0 + seed, 3.0
+        m.update({labelled(f"control_{name}_signed", policy=k): 0.0 for name in ("is", "naive") for k in range(8)})
         out.append(m)
     return out
 
@@ -60,10 +61,11 @@ def test_summary_reads_bias_slope_regrets_and_coverage():
 def test_summary_of_a_null_run_without_bridges_or_confidence_set():
     per_seed = _per_seed({1000: 0.1, 10000: 0.01}, 0.3, regrets=(0.0, 0.0))
     for m in per_seed:
-        for key in [k for k in m if k.startswith(("covered_", "violations_", "lower_gap", "bridge_l2", "width"))]:
-            del m[key]
-        for key in [k for k in m if k.startswith("regret_pessimistic")]:
-            m[key] = 0.0
+        for name in ("covered", "violations", "lower_gap", "lower_gap_max", "bridge_l2_reward", "width"):
+            for labels, _ in select(m, name):
+                del m[labelled(name, **labels)]
+        for labels, _ in select(m, "regret_pessimistic"):
+            m[labelled("regret_pessimistic", **labels)] = 0.0
     s = paper._tabular_summary(per_seed)
     assert "covered_fraction" not in s and "bridge_l2_reward_slope" not in s
     assert s["regret_pessimistic_largest"] == 0.0 and not paper.CLAIMS[1].check(s)  # a constant regret does not fall
@@ -74,9 +76,10 @@ def test_the_naive_null_puts_the_naive_choice_in_every_slot():
     from icml24.core import Context
 
     m = paper.tabular.fn(Context(seed=0), sizes=[300, 1500], sweeps=1, estimator="naive")
-    assert all(m[f"bridge_signed_p{k}_n300"] == m[f"naive_signed_p{k}_n300"] for k in range(8))
-    assert m["regret_pessimistic_n1500"] == m["regret_naive_n1500"] == m["regret_plugin_n1500"]
-    assert "covered_n300" not in m
+    assert [v for _, v in select(m, "bridge_signed", n=300)] == [v for _, v in select(m, "naive_signed", n=300)]
+    assert len(select(m, "bridge_signed", n=300)) == 8
+    assert m["regret_pessimistic[n=1500]"] == m["regret_naive[n=1500]"] == m["regret_plugin[n=1500]"]
+    assert not select(m, "covered")
     with pytest.raises(ValueError, match="estimator"):
         paper.tabular.fn(Context(seed=0), sizes=[300], estimator="oracle")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml24.core import Claim, Null, Paper, Regime, experiment
+from icml24.core import Claim, Null, Paper, Regime, experiment, labelled, select
 from icml24.rl import (
     DeltaFeatures,
     HistoryInstrument,
@@ -185,28 +185,33 @@ def _evaluate(ctx, pomdp, features, make_instrument, sizes, tag, pessimism, swee
             values["bridge"] = values["naive"]
         for name in ("bridge", "naive", "is", "dr"):
             err = np.asarray(values[name]) - truth
-            out[f"{name}_error_n{n}"] = float(np.abs(err).mean())
-            out.update({f"{name}_signed_p{k}_n{n}": float(e) for k, e in enumerate(err)})
-        out[f"regret_plugin_n{n}"] = float(truth.max() - truth[int(np.argmax(values["bridge"]))])
-        out[f"regret_naive_n{n}"] = float(truth.max() - truth[int(np.argmax(values["naive"]))])
+            out[_n(f"{name}_error", n)] = float(np.abs(err).mean())
+            out.update({labelled(f"{name}_signed", n=n, policy=k): float(e) for k, e in enumerate(err)})
+        out[_n("regret_plugin", n)] = float(truth.max() - truth[int(np.argmax(values["bridge"]))])
+        out[_n("regret_naive", n)] = float(truth.max() - truth[int(np.argmax(values["naive"]))])
         if estimator == "naive":
             if pessimism:
-                out[f"regret_pessimistic_n{n}"] = out[f"regret_naive_n{n}"]
+                out[_n("regret_pessimistic", n)] = out[_n("regret_naive", n)]
             continue
         l2 = bridge_error(est.bridges_, exact)
-        out[f"bridge_l2_reward_n{n}"], out[f"bridge_l2_dynamic_n{n}"] = l2["reward"], l2["dynamic"]
+        out[_n("bridge_l2_reward", n)], out[_n("bridge_l2_dynamic", n)] = l2["reward"], l2["dynamic"]
         signal = pomdp.n_actions * pomdp.n_states  # rank of the population design: |A| |S|
-        out[f"signal_eigenvalue_n{n}"] = float(min(ev[signal - 1] for ev in est.design_eigenvalues_))
+        out[_n("signal_eigenvalue", n)] = float(min(ev[signal - 1] for ev in est.design_eigenvalues_))
         if pessimism:
             opt = PessimisticPolicyOptimizer(xi_scale=xi_scale, radius_scale=RADIUS_SCALE, max_sweeps=sweeps)
             opt.fit(est, policies)
-            out[f"regret_pessimistic_n{n}"] = float(truth.max() - truth[opt.best_index_])
-            out[f"covered_n{n}"] = float(opt.confidence_set_.contains(exact).all())
-            out[f"violations_n{n}"] = float(np.sum(opt.lower_values_ > truth + 1e-9))
-            out[f"width_n{n}"] = float(np.mean(opt.plug_in_values_ - opt.lower_values_))  # V_hat - V_low
-            out[f"lower_gap_n{n}"] = float(np.mean(truth - opt.lower_values_))
-            out[f"lower_gap_max_n{n}"] = float(np.max(truth - opt.lower_values_))
+            out[_n("regret_pessimistic", n)] = float(truth.max() - truth[opt.best_index_])
+            out[_n("covered", n)] = float(opt.confidence_set_.contains(exact).all())
+            out[_n("violations", n)] = float(np.sum(opt.lower_values_ > truth + 1e-9))
+            out[_n("width", n)] = float(np.mean(opt.plug_in_values_ - opt.lower_values_))  # V_hat - V_low
+            out[_n("lower_gap", n)] = float(np.mean(truth - opt.lower_values_))
+            out[_n("lower_gap_max", n)] = float(np.max(truth - opt.lower_values_))
     return out
+
+
+def _n(name: str, n: int) -> str:
+    """The key of a per-sample-size metric: ``name[n=<n>]``."""
+    return labelled(name, n=n)
 
 
 def _paired(per_seed, a: str, b: str) -> tuple[float, float]:
@@ -215,56 +220,61 @@ def _paired(per_seed, a: str, b: str) -> tuple[float, float]:
     return float(d.mean()), float(d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else 0.0
 
 
+def _bias(per_seed: list[dict[str, float]], name: str, **fixed) -> float:
+    """|mean over seeds of the signed errors ``name[...,policy=k]``|, averaged over the policies k."""
+    signed = np.array([[v for _, v in select(m, name, **fixed)] for m in per_seed])  # seeds x policies
+    return float(np.mean(np.abs(signed.mean(axis=0))))
+
+
 def _summary(per_seed: list[dict[str, float]], sizes: list[int], pessimism: bool) -> dict[str, float]:
     """Bias = |mean over seeds of the signed error|, averaged over policies; error slope over N; the three choices'
     regrets and their paired differences (with standard errors) at every N; coverage and width of C(xi)."""
     keys = per_seed[0]
-    n_pol = len([k for k in keys if k.startswith("bridge_signed_") and k.endswith(f"_n{sizes[0]}")])
     out = {}
     for name in ("bridge", "naive", "is", "dr"):
         for n in sizes:
-            bias = [abs(np.mean([m[f"{name}_signed_p{k}_n{n}"] for m in per_seed])) for k in range(n_pol)]
-            out[f"{name}_bias_n{n}"] = float(np.mean(bias))
-        errors = [np.mean([m[f"{name}_error_n{n}"] for m in per_seed]) for n in sizes]
+            out[_n(f"{name}_bias", n)] = _bias(per_seed, f"{name}_signed", n=n)
+        errors = [np.mean([m[_n(f"{name}_error", n)] for m in per_seed]) for n in sizes]
         out[f"{name}_error_slope"] = _slope(sizes, errors)
-        out[f"{name}_bias_slope"] = _slope(sizes, [out[f"{name}_bias_n{n}"] for n in sizes])
+        out[f"{name}_bias_slope"] = _slope(sizes, [out[_n(f"{name}_bias", n)] for n in sizes])
     largest, smallest = max(sizes), min(sizes)
-    out["bridge_error_largest"] = float(np.mean([m[f"bridge_error_n{largest}"] for m in per_seed]))
-    out["naive_bias_min"] = min(out[f"naive_bias_n{n}"] for n in sizes)
-    out["naive_bias_largest"] = out[f"naive_bias_n{largest}"]  # regime: the strength of confounding
-    out["is_bias_largest"] = out[f"is_bias_n{largest}"]
-    if f"bridge_l2_reward_n{largest}" in keys:  # absent from the naive null's runs (no bridge is fitted)
-        out["bridge_l2_reward_slope"] = _slope(sizes, [np.mean([m[f"bridge_l2_reward_n{n}"] for m in per_seed])
+    out["bridge_error_largest"] = float(np.mean([m[_n("bridge_error", largest)] for m in per_seed]))
+    out["naive_bias_min"] = min(out[_n("naive_bias", n)] for n in sizes)
+    out["naive_bias_largest"] = out[_n("naive_bias", largest)]  # regime: the strength of confounding
+    out["is_bias_largest"] = out[_n("is_bias", largest)]
+    if _n("bridge_l2_reward", largest) in keys:  # absent from the naive null's runs (no bridge is fitted)
+        out["bridge_l2_reward_slope"] = _slope(sizes, [np.mean([m[_n("bridge_l2_reward", n)] for m in per_seed])
                                                        for n in sizes])
     if pessimism:
         for n in sizes:
             for other in ("plugin", "naive"):  # > 0: the pessimistic choice has the lower regret
-                mean, se = _paired(per_seed, f"regret_{other}_n{n}", f"regret_pessimistic_n{n}")
-                out[f"{other}_minus_pessimistic_n{n}"], out[f"{other}_minus_pessimistic_se_n{n}"] = mean, se
+                mean, se = _paired(per_seed, _n(f"regret_{other}", n), _n("regret_pessimistic", n))
+                out[_n(f"{other}_minus_pessimistic", n)], out[_n(f"{other}_minus_pessimistic_se", n)] = mean, se
         for choice in CHOICES:
-            out[f"regret_{choice}_largest"] = float(np.mean([m[f"regret_{choice}_n{largest}"] for m in per_seed]))
-            out[f"regret_{choice}_smallest"] = float(np.mean([m[f"regret_{choice}_n{smallest}"] for m in per_seed]))
+            out[f"regret_{choice}_largest"] = float(np.mean([m[_n(f"regret_{choice}", largest)] for m in per_seed]))
+            out[f"regret_{choice}_smallest"] = float(np.mean([m[_n(f"regret_{choice}", smallest)] for m in per_seed]))
         out["pessimistic_drop"], out["pessimistic_drop_se"] = _paired(
-            per_seed, f"regret_pessimistic_n{smallest}", f"regret_pessimistic_n{largest}")
+            per_seed, _n("regret_pessimistic", smallest), _n("regret_pessimistic", largest))
         for key in ("plugin_minus_pessimistic", "naive_minus_pessimistic"):
             for end, n in (("largest", largest), ("smallest", smallest)):
-                out[f"{key}_{end}"], out[f"{key}_se_{end}"] = out[f"{key}_n{n}"], out[f"{key}_se_n{n}"]
-    if pessimism and f"covered_n{largest}" in keys:  # the confidence set's regime
-        covered = [(m[f"covered_n{n}"], m[f"violations_n{n}"]) for m in per_seed for n in sizes]
+                out[f"{key}_{end}"], out[f"{key}_se_{end}"] = out[_n(key, n)], out[_n(f"{key}_se", n)]
+    if pessimism and _n("covered", largest) in keys:  # the confidence set's regime
+        covered = [(m[_n("covered", n)], m[_n("violations", n)]) for m in per_seed for n in sizes]
         out["covered_fraction"] = float(np.mean([c for c, _ in covered]))
         out["violations_when_covered"] = float(sum(v for c, v in covered if c > 0))
         out["covered_cases"] = float(sum(c for c, _ in covered))
         for n in sizes:
-            out[f"covered_fraction_n{n}"] = float(np.mean([m[f"covered_n{n}"] for m in per_seed]))
-        out["width_largest"] = float(np.mean([m[f"width_n{largest}"] for m in per_seed]))
-        out["width_smallest"] = float(np.mean([m[f"width_n{smallest}"] for m in per_seed]))
-        out["lower_gap_largest"] = float(np.mean([m[f"lower_gap_n{largest}"] for m in per_seed]))
-        out["lower_gap_max"] = float(max(m[f"lower_gap_max_n{n}"] for m in per_seed for n in sizes))
+            out[_n("covered_fraction", n)] = float(np.mean([m[_n("covered", n)] for m in per_seed]))
+        out["width_largest"] = float(np.mean([m[_n("width", largest)] for m in per_seed]))
+        out["width_smallest"] = float(np.mean([m[_n("width", smallest)] for m in per_seed]))
+        out["lower_gap_largest"] = float(np.mean([m[_n("lower_gap", largest)] for m in per_seed]))
+        out["lower_gap_max"] = float(max(m[_n("lower_gap_max", n)] for m in per_seed for n in sizes))
     return out
 
 
 def _sizes_of(per_seed) -> list[int]:
-    return sorted(int(k.split("_n")[-1]) for k in per_seed[0] if k.startswith("bridge_error_n"))
+    """The sample sizes of one run: the ``n`` labels of its ``bridge_error[n=...]`` metrics."""
+    return [labels["n"] for labels, _ in select(per_seed[0], "bridge_error")]
 
 
 def _tabular_instrument(n_actions):
@@ -312,8 +322,8 @@ def tabular(ctx, sizes: list[int] = (1000, 5000, 20000, 50000), sweeps: int = 10
     data = control.sample(max(sizes), ctx.rng("control"))
     naive = NaiveObservationMDP(3, 2).fit(data)
     for k, pi in enumerate(deterministic_policies(3, 2, 3)):
-        out[f"control_is_signed_p{k}"] = importance_sampling(data, pi, naive) - control.value(pi)
-        out[f"control_naive_signed_p{k}"] = naive.value(pi) - control.value(pi)
+        out[labelled("control_is_signed", policy=k)] = importance_sampling(data, pi, naive) - control.value(pi)
+        out[labelled("control_naive_signed", policy=k)] = naive.value(pi) - control.value(pi)
     pols = deterministic_policies(3, 2, 3)
     out["coverage_ratio_optimal"] = coverage_ratio(pomdp, pols[int(np.argmax([pomdp.value(pi) for pi in pols]))])
     out.update(_naive_bias_split(pomdp, control))
@@ -324,8 +334,7 @@ def tabular(ctx, sizes: list[int] = (1000, 5000, 20000, 50000), sweeps: int = 10
 def _tabular_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
     out = _summary(per_seed, _sizes_of(per_seed), pessimism=True)
     for name in ("is", "naive"):
-        out[f"control_{name}_bias"] = float(np.mean([abs(np.mean([m[f"control_{name}_signed_p{k}"] for m in per_seed]))
-                                                     for k in range(8)]))
+        out[f"control_{name}_bias"] = _bias(per_seed, f"control_{name}_signed")
     return out
 
 
@@ -388,8 +397,7 @@ def continuous(ctx, sizes: list[int] = (1000, 5000, 20000), pessimism: bool = Tr
 
 @continuous.summarizer
 def _continuous_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
-    return _summary(per_seed, _sizes_of(per_seed), pessimism=any(k.startswith("regret_pessimistic_n")
-                                                                  for k in per_seed[0]))
+    return _summary(per_seed, _sizes_of(per_seed), pessimism=bool(select(per_seed[0], "regret_pessimistic")))
 
 
 MARGIN = 0.02  # a regret difference smaller than this is a tie, whatever its standard error
