@@ -2,12 +2,19 @@
 
 import pytest
 
-from icml24.core import Context
+from icml24.core import Context, labelled
 from icml24.core.runner import execute, plan
 from icml24.core.verdicts import aggregate, claims_of
 from icml24.papers import hellinger_sdr as paper
 
 EXP = paper.single_index
+
+
+def _err(model: str, init: str, refined: bool, design: str = "gaussian", beta: str = "sparse") -> str:
+    return labelled("error", beta=beta, design=design, init=init, model=model, refined=refined)
+
+
+SIR_Q, SIR_Q_HC = _err("quadratic", "sir", False), _err("quadratic", "sir", True)
 
 
 def test_settings_name_real_parameters_and_the_paper_grid():
@@ -33,8 +40,10 @@ def test_seeds_are_replicates_and_claims_are_decidable(tmp_path):
     records = [execute(task) for task in tasks]
     assert [r.status for r in records] == ["ok", "ok"], [r.error for r in records]
     first, second = (r.metrics for r in records)
-    assert first["sparse_quadratic_sir"] != second["sparse_quadratic_sir"]  # new data per seed
-    assert "sparse_linear_sir_hc" not in first and "sparse_quadratic_sir_hc" in first  # SIR refined on quadratic only
+    assert first[SIR_Q] != second[SIR_Q]  # new data per seed
+    assert _err("linear", "sir", True) not in first and SIR_Q_HC in first  # SIR refined on quadratic only
+    assert _err("linear", "dr", True, design="t3") in first and labelled(
+        "snr", beta="sparse", design="t3", model="sine") in first
     assert execute(tasks[0]).metrics == first
     summary = aggregate(records, EXP)
     assert summary["num_seeds"] == 2 and 0 <= summary["dr_models_improved_sparse"] <= 4
@@ -44,8 +53,10 @@ def test_seeds_are_replicates_and_claims_are_decidable(tmp_path):
 
 def test_summary_uses_means_over_seeds():
     per_seed = [
-        {"sparse_linear_dr": 0.1, "sparse_linear_dr_hc": 0.3, "sparse_sine_dr": 0.5, "sparse_sine_dr_hc": 0.1},
-        {"sparse_linear_dr": 0.3, "sparse_linear_dr_hc": 0.0, "sparse_sine_dr": 0.5, "sparse_sine_dr_hc": 0.2},
+        {_err("linear", "dr", False): 0.1, _err("linear", "dr", True): 0.3, _err("sine", "dr", False): 0.5,
+         _err("sine", "dr", True): 0.1},
+        {_err("linear", "dr", False): 0.3, _err("linear", "dr", True): 0.0, _err("sine", "dr", False): 0.5,
+         _err("sine", "dr", True): 0.2},
     ]
     out = paper._single_index_summary(per_seed)
     assert out["max_mean_error_increase"] == pytest.approx(-0.05)  # linear: 0.15 - 0.2; sine: 0.15 - 0.5
@@ -53,16 +64,16 @@ def test_summary_uses_means_over_seeds():
     assert out["dr_refined_win_fraction"] == 0.75
 
 
-GOOD = {"dr_models_improved_sparse": 4.0, "max_mean_error_increase": -0.01, "sparse_quadratic_sir": 0.95,
-        "sparse_quadratic_sir_hc": 0.05, "t3_dr_models_improved": 4.0, "t3_mave_models_improved": 3.0,
+GOOD = {"dr_models_improved_sparse": 4.0, "max_mean_error_increase": -0.01, SIR_Q: 0.95, SIR_Q_HC: 0.05,
+        "t3_dr_models_improved": 4.0, "t3_mave_models_improved": 3.0,
         "t3_dr_mean_gain": 0.05, "t3_dr_mean_gain_se": 0.01}
 
 
 @pytest.mark.parametrize("claim_index,change", [
     (0, {"dr_models_improved_sparse": 2.0}),
     (0, {"max_mean_error_increase": 0.05}),
-    (1, {"sparse_quadratic_sir": 0.5}),
-    (1, {"sparse_quadratic_sir_hc": 0.6}),
+    (1, {SIR_Q: 0.5}),
+    (1, {SIR_Q_HC: 0.6}),
     (2, {"t3_mave_models_improved": 2.0}),
     (2, {"t3_dr_mean_gain": 0.015}),
 ])
@@ -76,10 +87,10 @@ def test_nulls_fill_the_refined_slot_without_the_method(tmp_path):
     small = {"models": ["linear", "quadratic"], "initializers": ["sir"], "refine": ["sir"], "refine_quadratic": [],
              "n": 80}
     none = EXP(Context(seed=0, out_dir=tmp_path), **small, refiner="none")
-    assert none["sparse_quadratic_sir_hc"] == none["sparse_quadratic_sir"]  # the initializer, unrefined
+    assert none[SIR_Q_HC] == none[SIR_Q]  # the initializer, unrefined
     random = EXP(Context(seed=0, out_dir=tmp_path), **small, refiner="random")
-    assert random["sparse_linear_sir"] == none["sparse_linear_sir"]  # same data, same initializer
-    assert random["sparse_linear_sir_hc"] > 0.5  # a random line in R^10 is far from beta
+    assert random[_err("linear", "sir", False)] == none[_err("linear", "sir", False)]  # same data, same initializer
+    assert random[_err("linear", "sir", True)] > 0.5  # a random line in R^10 is far from beta
     with pytest.raises(ValueError, match="refiner must be"):
         EXP(Context(seed=0, out_dir=tmp_path), **small, refiner="pca")
     assert paper.CLAIMS[2].resolved_null.overrides == {"refiner": "none"}  # the heavy-tailed claim
@@ -162,8 +173,9 @@ def test_bad_inputs_give_a_clear_value_error(name):
 
 
 def test_heavy_tailed_summary_counts_models_and_gains():
-    per_seed = [{"t3_sparse_linear_dr": 0.3, "t3_sparse_linear_dr_hc": 0.1, "t3_sparse_sine_dr": 0.2,
-                 "t3_sparse_sine_dr_hc": 0.3, "sparse_linear_dr": 0.1, "sparse_linear_dr_hc": 0.1}] * 2
+    per_seed = [{_err("linear", "dr", False, "t3"): 0.3, _err("linear", "dr", True, "t3"): 0.1,
+                 _err("sine", "dr", False, "t3"): 0.2, _err("sine", "dr", True, "t3"): 0.3,
+                 _err("linear", "dr", False): 0.1, _err("linear", "dr", True): 0.1}] * 2
     out = paper._single_index_summary(per_seed)
     assert out["t3_dr_models_improved"] == 1.0 and out["t3_dr_mean_gain"] == pytest.approx(0.05)
     assert out["max_mean_error_increase"] == pytest.approx(0.0)  # the Gaussian design only

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from icml24.core import Claim, Null, Paper, experiment
+from icml24.core import Claim, Null, Paper, experiment, labelled, select
 from icml24.sdr import (
     DESIGNS,
     INITIALIZERS,
@@ -104,16 +104,18 @@ def single_index(ctx, models: list[str] = MODELS, betas: list[str] = ("sparse",)
     """One replicate: every model x beta, each initializer alone, and HC-refined where asked (``refine``: on
     every model; ``refine_quadratic``: on the quadratic model too); error = sin of the angle to beta.
 
-    Keys: ``<beta>_<model>_<init>`` (alone), ``..._hc`` (refined), ``..._hc_B_gap`` (the refined objective B
-    minus B at the true beta: negative means the optimizer found a direction the estimator prefers to the
-    truth, so the remaining error is statistical, not an optimization failure). Regime: ``<beta>_<model>_snr``
-    (Var f / Var eps) and ``<beta>_<model>_true_eta`` (the estimated Hellinger correlation at the true beta).
+    Labelled metrics (``icml24.core.labelled``): ``error[beta=,design=,init=,model=,refined=False]`` (the
+    initializer alone) and ``...,refined=True]`` (refined), ``b_gap[beta=,design=,init=,model=]`` (the refined
+    objective B minus B at the true beta: negative means the optimizer found a direction the estimator prefers to
+    the truth, so the remaining error is statistical, not an optimization failure). Regime:
+    ``snr[beta=,design=,model=]`` (Var f / Var eps) and ``true_eta[...]`` (the estimated Hellinger correlation at
+    the true beta).
 
     ``refiner`` fills the refined slot: "hc" (the method), or the nulls "none" (the initializer's own direction,
-    no refinement) and "random" (a uniformly random unit direction, no data used); keys stay ``..._hc``.
+    no refinement) and "random" (a uniformly random unit direction, no data used); keys stay ``refined=True``.
 
-    ``designs``: "gaussian" (the official X ~ N(0, I); keys as above) and "t3" (heavy-tailed i.i.d. t(3)
-    covariates; keys prefixed ``t3_``, refined initializers ``refine_heavy``).
+    ``designs``: "gaussian" (the official X ~ N(0, I)) and "t3" (heavy-tailed i.i.d. t(3) covariates, refined
+    initializers ``refine_heavy``).
     """
     if refiner not in ("hc", "none", "random"):
         raise ValueError(f"refiner must be 'hc', 'none' or 'random', got {refiner!r}")
@@ -135,14 +137,14 @@ def single_index(ctx, models: list[str] = MODELS, betas: list[str] = ("sparse",)
             stream = ("data", kind, model) if not heavy else ("data", design, kind, model)
             X, y, beta = single_index_data(model, ctx.rng(*stream), n=n, sparse=kind == "sparse",
                                            noise=noise, normalize_sparse=normalize_sparse, design=design)
-            tag = f"{kind}_{model}" if not heavy else f"{design}_{kind}_{model}"
+            case = {"beta": kind, "design": design, "model": model}
             true_b = ProjectionObjective(X, y)(beta / np.linalg.norm(beta))
-            metrics[f"{tag}_snr"] = signal_to_noise(model, kind == "sparse", noise, normalize_sparse)
-            metrics[f"{tag}_true_eta"] = hellinger_from_bhattacharyya(true_b)
+            metrics[labelled("snr", **case)] = signal_to_noise(model, kind == "sparse", noise, normalize_sparse)
+            metrics[labelled("true_eta", **case)] = hellinger_from_bhattacharyya(true_b)
             shown = {}
             for name in initializers:
                 init = make_initializer(name, random_state=ctx.child_seed("init", design, kind, model, name)).fit(X, y)
-                metrics[f"{tag}_{name}"] = _error(init.directions_, beta)
+                metrics[labelled("error", **case, init=name, refined=False)] = _error(init.directions_, beta)
                 shown[name.upper()] = init.directions_[:, 0]
                 chosen = (name in refine_heavy if heavy
                           else name in refine or (model == "quadratic" and name in refine_quadratic))
@@ -161,8 +163,8 @@ def single_index(ctx, models: list[str] = MODELS, betas: list[str] = ("sparse",)
                                               ).standard_normal(X.shape[1]))
                     estimate = (direction / np.linalg.norm(direction))[:, None]
                     b_value = ProjectionObjective(X, y)(estimate[:, 0])
-                metrics[f"{tag}_{name}_hc"] = _error(estimate, beta)
-                metrics[f"{tag}_{name}_hc_B_gap"] = b_value - true_b
+                metrics[labelled("error", **case, init=name, refined=True)] = _error(estimate, beta)
+                metrics[labelled("b_gap", **case, init=name)] = b_value - true_b
                 shown[f"HC-{name.upper()}" if refiner == "hc" else f"{refiner}-{name.upper()}"] = estimate[:, 0]
             if model == "quadratic" and kind == betas[0] and not heavy:
                 _plot(ctx, X, y, beta, shown, f"{kind} quadratic model, replicate {ctx.seed}")
@@ -170,28 +172,42 @@ def single_index(ctx, models: list[str] = MODELS, betas: list[str] = ("sparse",)
     return metrics
 
 
+def _error_key(refined: bool, **case) -> str:
+    """The key of one error: ``error[beta=,design=,init=,model=,refined=]``."""
+    return labelled("error", **case, refined=refined)
+
+
+SIR_QUADRATIC = {"beta": "sparse", "design": "gaussian", "init": "sir", "model": "quadratic"}
+
+
 @single_index.summarizer
 def _single_index_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
     """Across replicates: models where refinement lowers DR's mean error, the worst mean increase, win rates."""
     means = {key: float(np.mean([m[key] for m in per_seed])) for key in per_seed[0]}
-    every = [key[:-3] for key in means if key.endswith("_hc")]
-    pairs = [key for key in every if not key.startswith("t3_")]
-    heavy = [key for key in every if key.startswith("t3_")]
+    cases = [{k: v for k, v in labels.items() if k != "refined"}  # every refined (case, initializer)
+             for labels, _ in select(means, "error", refined=True)]
+    pairs = [c for c in cases if c["design"] == "gaussian"]
+    heavy = [c for c in cases if c["design"] != "gaussian"]
+
+    def gain(m, c):  # error alone minus error refined: > 0 when the refinement helps
+        return m[_error_key(False, **c)] - m[_error_key(True, **c)]
+
     out: dict[str, float] = {}
     if pairs:
-        out["max_mean_error_increase"] = max(means[f"{key}_hc"] - means[key] for key in pairs)
-    for name in {key.rsplit("_", 1)[1] for key in heavy}:
-        mine = [key for key in heavy if key.endswith(f"_{name}")]
-        out[f"t3_{name}_models_improved"] = float(sum(means[f"{key}_hc"] < means[key] for key in mine))
-        gains = np.array([[m[key] - m[f"{key}_hc"] for key in mine] for m in per_seed]).mean(axis=1)
-        out[f"t3_{name}_mean_gain"] = float(gains.mean())
-        out[f"t3_{name}_mean_gain_se"] = float(gains.std(ddof=1) / np.sqrt(len(gains))) if len(gains) > 1 else 0.0
+        out["max_mean_error_increase"] = max(-gain(means, c) for c in pairs)
+    for design, name in sorted({(c["design"], c["init"]) for c in heavy}):
+        mine = [c for c in heavy if (c["design"], c["init"]) == (design, name)]
+        out[f"{design}_{name}_models_improved"] = float(sum(gain(means, c) > 0 for c in mine))
+        gains = np.array([[gain(m, c) for c in mine] for m in per_seed]).mean(axis=1)
+        out[f"{design}_{name}_mean_gain"] = float(gains.mean())
+        out[f"{design}_{name}_mean_gain_se"] = (float(gains.std(ddof=1) / np.sqrt(len(gains))) if len(gains) > 1
+                                                else 0.0)
     for kind in ("sparse", "dense"):
-        dr = [key for key in pairs if key.startswith(f"{kind}_") and key.endswith("_dr")]
+        dr = [c for c in pairs if c["beta"] == kind and c["init"] == "dr"]
         if dr:
-            out[f"dr_models_improved_{kind}"] = float(sum(means[f"{key}_hc"] < means[key] for key in dr))
-    for name in {key.rsplit("_", 1)[1] for key in pairs}:
-        wins = [m[f"{key}_hc"] < m[key] for m in per_seed for key in pairs if key.endswith(f"_{name}")]
+            out[f"dr_models_improved_{kind}"] = float(sum(gain(means, c) > 0 for c in dr))
+    for name in sorted({c["init"] for c in pairs}):
+        wins = [gain(m, c) > 0 for m in per_seed for c in pairs if c["init"] == name]
         out[f"{name}_refined_win_fraction"] = float(np.mean(wins))
     return out
 
@@ -209,7 +225,7 @@ CLAIMS = [
         "SIR fails on the symmetric quadratic model (mean error >= 0.7) and its HC-refined version recovers the "
         "direction (mean error <= 0.4)",
         experiment=single_index,
-        check=lambda m: m["sparse_quadratic_sir"] >= 0.7 and m["sparse_quadratic_sir_hc"] <= 0.4,
+        check=lambda m: m[_error_key(False, **SIR_QUADRATIC)] >= 0.7 and m[_error_key(True, **SIR_QUADRATIC)] <= 0.4,
         paper="SIR is blind to y = (beta^T X)^2; the refinement maximizes a dependence measure that is not",
     ),
     Claim(
