@@ -135,8 +135,10 @@ def metrics_rows(records: list[RunRecord], exp: Experiment | None = None) -> lis
 
 def measured_text(result: ClaimResult) -> str:
     if result.verdict.status in ("error", "not run"):
-        return result.verdict.message
-    return ", ".join(f"{k} = {fmt(v)}" for k, v in result.verdict.measured.items())
+        text = result.verdict.message
+    else:
+        text = ", ".join(f"{k} = {fmt(v)}" for k, v in result.verdict.measured.items())
+    return f"{text} [{result.recorded}]" if result.recorded else text
 
 
 def null_text(result: ClaimResult) -> str:

@@ -27,6 +27,7 @@ class ClaimResult:
     seconds: float = 0.0
     records: list[RunRecord] = field(default_factory=list, repr=False)
     null: ClaimResult | None = None  # the same claim judged on its null's runs, when stored
+    recorded: str = ""  # the recorded run's label (core/records.py) when the verdict rests on one, not the store
 
     def as_json(self) -> dict:
         null = self.claim.resolved_null
@@ -41,6 +42,7 @@ class ClaimResult:
             "mode": self.mode,
             "seeds": self.num_seeds,
             "seconds": round(self.seconds, 3),
+            "recorded": self.recorded,
             "null": None if null is None else {
                 "label": null.label, "overrides": null.overrides,
                 "verdict": self.null.verdict.status if self.null else NOT_RUN,
@@ -146,10 +148,28 @@ def evaluate_paper(paper: Paper, store: Store, full: bool | None = None) -> list
     for claim in paper.claims:
         mode, records = canonical_records(store, claim.experiment, full)
         result = judge(paper, claim, records, mode)
+        if claim.setting == "full" and mode != "full":
+            result = judge_recorded(paper, claim) or result
         result.null = judge_null(paper, claim, store, mode or ({True: "full", False: "quick"}.get(full, "")))
         results.append(result)
     return results
 
+
+
+def judge_recorded(paper: Paper, claim: Claim) -> ClaimResult | None:
+    """A full-only claim judged by its own check on the experiment's recorded full run (``core/records.py``), when
+    the repository keeps one; labelled as such (and stale when the code changed since)."""
+    from icml24.core.records import label, load_recorded
+
+    try:
+        run = load_recorded(claim.experiment)
+    except ValueError as exc:  # a malformed record is an error verdict, as a broken summarize is
+        return ClaimResult(paper, claim, Verdict("error", {}, str(exc)), "full (recorded)")
+    if run is None:
+        return None
+    result = judge(paper, claim, run.records, "full")
+    result.mode, result.recorded = "full (recorded)", label(run, claim.experiment)
+    return result
 
 
 def claims_of(exp: Experiment) -> list[Claim]:
