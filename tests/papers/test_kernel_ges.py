@@ -2,6 +2,7 @@
 
 import pytest
 
+from icml24.core import labelled
 from icml24.papers import kernel_ges as paper
 
 
@@ -9,9 +10,9 @@ def _seed(mi=0.8, cv=0.6, marginal=0.7, median=0.2, dense_gap=0.2, sparse_gap=0.
     m = {"mi_f1": mi, "cl_cv_f1": cv, "cl_marginal_f1": marginal, "median_f1": median, "marg_f1": 0.7,
          "mi_shd": 0.1, "cl_cv_shd": 0.2, "cl_marginal_shd": 0.15, "median_shd": 0.3,
          "mi_seconds": 2.0, "cl_cv_seconds": 10.0}
-    for tag, gap in (("d30", sparse_gap), ("d70", dense_gap)):
-        m.update({f"{tag}_mi_f1": 0.5 + gap, f"{tag}_cl_cv_f1": 0.5, f"{tag}_cl_marginal_f1": 0.4,
-                  f"{tag}_median_f1": 0.1})
+    for density, gap in ((0.7, dense_gap), (0.3, sparse_gap)):
+        m.update({labelled("mi_f1", density=density): 0.5 + gap, labelled("cl_cv_f1", density=density): 0.5,
+                  labelled("cl_marginal_f1", density=density): 0.4, labelled("median_f1", density=density): 0.1})
     return m
 
 
@@ -20,7 +21,8 @@ def test_summary_uses_the_best_baseline_by_mean_f1_and_gaps_per_density():
     assert summary["best_baseline_f1"] == pytest.approx(0.6)  # cv (0.6) beats marginal (mean 0.5)
     assert summary["mi_f1_gap"] == pytest.approx(0.2)
     assert summary["mi_shd_gap"] == pytest.approx(0.1 - 0.2)
-    assert summary["d70_mi_f1_gap"] == pytest.approx(0.2) and summary["d30_mi_f1_gap"] == pytest.approx(0.05)
+    assert summary["mi_f1_gap[density=0.7]"] == pytest.approx(0.2)
+    assert summary["mi_f1_gap[density=0.3]"] == pytest.approx(0.05)
     assert summary["dense_minus_sparse_gap"] == pytest.approx(0.15)
     assert summary["dense_mi_f1_gap"] == pytest.approx(0.2)
     assert summary["cv_over_mi_time"] == pytest.approx(5.0)

@@ -23,7 +23,7 @@ from icml24.causal import (
     normalized_shd,
     skeleton_f1,
 )
-from icml24.core import Claim, Null, Paper, Regime, experiment
+from icml24.core import Claim, Null, Paper, Regime, experiment, labelled, select
 
 PAPER = Paper(
     slug="kernel-ges",
@@ -65,10 +65,6 @@ PAPER = Paper(
 OURS = {"mi": LearnedKernelScore, "marg": MarginalKernelScore, "median": MedianKernelScore}
 PEERS = ("cl_cv", "cl_marginal")
 BASELINES = ("cl_cv", "cl_marginal", "median")  # the median-heuristic scores
-
-
-def _tag(density: float) -> str:
-    return f"d{int(round(100 * density))}"
 
 
 def _cap(max_parents: str) -> int | str | None:
@@ -117,8 +113,9 @@ def synthetic(ctx, num_variables: int = 6, num_samples: int = 300, densities: li
                                                                                  "cl_marginal"),
               max_parents: str = "half", learned_score: str = "mi") -> dict[str, float]:
     """One seed: ``graphs`` random DAGs per density, every method's GES on the same data; skeleton F1, arrow F1,
-    normalised SHD and seconds per search, per density and averaged over all graphs. ``max_parents``: every search's
-    parent cap, "half" (the official maxP = int(d / 2), also passed to causal-learn's ges), "none" or an integer.
+    normalised SHD and seconds per search, per density (labelled: ``mi_f1[density=0.3]``) and averaged over all
+    graphs (``mi_f1``). ``max_parents``: every search's parent cap, "half" (the official maxP = int(d / 2), also
+    passed to causal-learn's ges), "none" or an integer.
 
     The regime is reported: the requested density, the measured edge fraction and n, and the normalised SHD of the
     empty graph (``empty_shd``, what a search must beat to have found anything).
@@ -146,7 +143,6 @@ def _benchmark(ctx, num_variables, num_samples, densities, graphs, variant, meth
     metrics: dict[str, float] = {"num_samples": float(num_samples), "num_variables": float(num_variables)}
     totals: dict[str, list[float]] = {}
     for di, density in enumerate(densities):
-        tag = _tag(density)
         per: dict[str, list[float]] = {}
         for g in range(graphs):
             data = generate(num_variables, num_samples, density, variant=variant, rng=ctx.rng("graph", di, g))
@@ -157,10 +153,10 @@ def _benchmark(ctx, num_variables, num_samples, densities, graphs, variant, meth
                 for key, value in (("f1", skeleton_f1(data.dag, cpdag)), ("arrow_f1", arrow_f1(data.dag, cpdag)),
                                    ("shd", normalized_shd(data.dag, cpdag)), ("seconds", seconds)):
                     per.setdefault(f"{name}_{key}", []).append(value)
-                ctx.log("%s %s graph %d: F1 %.2f SHD %.3f %.1fs", tag, name, g, per[f"{name}_f1"][-1],
+                ctx.log("density %g %s graph %d: F1 %.2f SHD %.3f %.1fs", density, name, g, per[f"{name}_f1"][-1],
                         per[f"{name}_shd"][-1], seconds)
         for key, values in per.items():
-            metrics[f"{tag}_{key}"] = float(np.mean(values))
+            metrics[labelled(key, density=density)] = float(np.mean(values))  # e.g. mi_f1[density=0.3]
             totals.setdefault(key, []).extend(values)
     for key, values in totals.items():
         metrics[key] = float(np.mean(values))
@@ -196,12 +192,11 @@ def _synthetic_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
     out = {"best_baseline_f1": mean[f"{best}_f1"], "best_baseline_shd": mean[f"{best}_shd"],
            "mi_f1_gap": mean["mi_f1"] - mean[f"{best}_f1"], "mi_shd_gap": mean["mi_shd"] - mean[f"{best}_shd"],
            "best_baseline_index": float(BASELINES.index(best))}
-    tags = sorted({k.split("_")[0] for k in mean if k.startswith("d") and k.endswith("_mi_f1")},
-                  key=lambda t: int(t[1:]))
-    for tag in tags:
-        out[f"{tag}_mi_f1_gap"] = mean[f"{tag}_mi_f1"] - max(mean[f"{tag}_{b}_f1"] for b in baselines)
-    out["dense_mi_f1_gap"] = out[f"{tags[-1]}_mi_f1_gap"]
-    out["dense_minus_sparse_gap"] = out[f"{tags[-1]}_mi_f1_gap"] - out[f"{tags[0]}_mi_f1_gap"]
+    gaps = [(labels["density"], f1 - max(mean[labelled(f"{b}_f1", **labels)] for b in baselines))
+            for labels, f1 in select(mean, "mi_f1")]  # sorted by density
+    out.update({labelled("mi_f1_gap", density=density): gap for density, gap in gaps})
+    out["dense_mi_f1_gap"] = gaps[-1][1]
+    out["dense_minus_sparse_gap"] = gaps[-1][1] - gaps[0][1]
     if "cl_cv_seconds" in mean and "mi_seconds" in mean:
         out["cv_over_mi_time"] = mean["cl_cv_seconds"] / max(mean["mi_seconds"], 1e-9)
     return out
