@@ -72,6 +72,27 @@ def test_broken_check_is_an_error_not_an_exception():
     assert verdict.status == "error" and "ZeroDivisionError" in verdict.message
 
 
+def test_a_check_that_raises_out_of_regime_reads_not_run_with_the_reason():
+    from icml24.core import OutOfRegime
+
+    paper = Paper(slug="tmp-out-of-regime", title="t")
+
+    @experiment(paper)
+    def e(ctx) -> dict[str, float]:
+        return {"a": 1.0}
+
+    def check(m):
+        if m["a"] < 2:
+            raise OutOfRegime("a is below 2")
+        return m["a"] > 3
+
+    claim = Claim("a above 3 where a >= 2", experiment=e, check=check)
+    verdict = claim.evaluate({"a": 1.0})
+    assert verdict.status == "not run" and verdict.message == "out of regime: a is below 2"
+    assert verdict.measured == {"a": 1.0}
+    assert claim.evaluate({"a": 2.5}).status == "fails" and claim.evaluate({"a": 4.0}).status == "holds"
+
+
 def test_claim_needs_a_registered_experiment():
     with pytest.raises(TypeError, match="decorated with @experiment"):
         Claim("x", experiment=lambda ctx: {}, check=lambda m: True)

@@ -226,6 +226,12 @@ class _RecordingMetrics(dict):
         return default
 
 
+class OutOfRegime(Exception):
+    """Raised by a claim's ``check`` when the measurement lies outside the regime the claim speaks about (a model at
+    or below chance on every task it was given, say): the verdict is ``not run`` with the reason, neither ``holds``
+    nor ``fails``."""
+
+
 @dataclass
 class Verdict:
     """The computed outcome of one claim: ``holds``, ``fails``, ``error`` (with the message) or ``not run``."""
@@ -279,6 +285,8 @@ class Claim:
             result = self.check(recording)
         except KeyError as exc:
             return Verdict("error", {}, f"the experiment returned no metric {exc}")
+        except OutOfRegime as exc:  # the check refuses to judge: say why, with what it read
+            return Verdict("not run", {k: metrics[k] for k in recording.read}, f"out of regime: {exc}")
         except Exception as exc:  # a broken check is reported, not raised
             return Verdict("error", {}, f"{type(exc).__name__}: {exc}")
         measured = {k: metrics[k] for k in recording.read}
