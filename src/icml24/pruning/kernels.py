@@ -75,11 +75,22 @@ def _relu(z, a):
             a[o, p] = max(z[o, p], np.float32(0.0))
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _sgd(p, g, v, lr, momentum, weight_decay, first):
+    """torch.optim.SGD on one network's parameter: d = g + lambda w, v = d (first step) or mu v + d, w -= lr v."""
+    for j in range(p.size):
+        d = g.flat[j] + weight_decay * p.flat[j]
+        v.flat[j] = d if first else momentum * v.flat[j] + d
+        p.flat[j] -= lr * v.flat[j]
+
+
 @njit(cache=True, nogil=True, fastmath={"reassoc", "contract"}, error_model="numpy")
-def mlp_gradients(xt, y, w1, w2, w3, w4, b1, b2, b3, b4, m1, m2, m3, m4, bm1, bm2, bm3, bm4,
-                  g1, g2, g3, g4, gb1, gb2, gb3, gb4):
+def mlp_step(xt, y, w1, w2, w3, w4, b1, b2, b3, b4, m1, m2, m3, m4, bm1, bm2, bm3, bm4,
+             g1, g2, g3, g4, gb1, gb2, gb3, gb4, v1, v2, v3, v4, vb1, vb2, vb3, vb4, lrs, momentum, weight_decay,
+             first, update):
     """For each of K networks 2 -> d1 -> d2 -> d3 -> out on the points xt [2, B] with 0/1 labels y [B]: the
-    gradient of its batch-mean BCE with logits into g* [K, out, in] and gb* [K, out]."""
+    gradient of its batch-mean BCE with logits into g* [K, out, in] and gb* [K, out], then (``update``) its SGD
+    step with learning rate lrs[k] and momentum buffers v*, vb*."""
     n = xt.shape[1]
     d1, d2, d3, d4 = w1.shape[1], w2.shape[1], w3.shape[1], w4.shape[1]
     z1, z2, z3 = np.empty((d1, n), np.float32), np.empty((d2, n), np.float32), np.empty((d3, n), np.float32)
@@ -87,6 +98,7 @@ def mlp_gradients(xt, y, w1, w2, w3, w4, b1, b2, b3, b4, m1, m2, m3, m4, bm1, bm
     z4 = np.empty((d4, n), np.float32)
     e1, e2, e3 = np.empty((d1, n), np.float32), np.empty((d2, n), np.float32), np.empty((d3, n), np.float32)
     scale = np.float32(1.0 / (n * d4))
+    mu, wd = np.float32(momentum), np.float32(weight_decay)
     for k in range(w1.shape[0]):
         _layer_forward(xt, w1[k], m1[k], b1[k], bm1[k], z1)
         _relu(z1, a1)
@@ -102,6 +114,16 @@ def mlp_gradients(xt, y, w1, w2, w3, w4, b1, b2, b3, b4, m1, m2, m3, m4, bm1, bm
         _layer_backward(a2, w3[k], m3[k], bm3[k], e3, g3[k], gb3[k], e2, z2, True)
         _layer_backward(a1, w2[k], m2[k], bm2[k], e2, g2[k], gb2[k], e1, z1, True)
         _layer_backward(xt, w1[k], m1[k], bm1[k], e1, g1[k], gb1[k], e1, z1, False)
+        if update:
+            lr = np.float32(lrs[k])
+            _sgd(w1[k], g1[k], v1[k], lr, mu, wd, first)
+            _sgd(w2[k], g2[k], v2[k], lr, mu, wd, first)
+            _sgd(w3[k], g3[k], v3[k], lr, mu, wd, first)
+            _sgd(w4[k], g4[k], v4[k], lr, mu, wd, first)
+            _sgd(b1[k], gb1[k], vb1[k], lr, mu, wd, first)
+            _sgd(b2[k], gb2[k], vb2[k], lr, mu, wd, first)
+            _sgd(b3[k], gb3[k], vb3[k], lr, mu, wd, first)
+            _sgd(b4[k], gb4[k], vb4[k], lr, mu, wd, first)
 
 
 def supported(model) -> bool:
@@ -114,17 +136,46 @@ def supported(model) -> bool:
             and all(t.device.type == "cpu" and t.dtype == torch.float32 for t in tensors))
 
 
+def _numpy(tensors) -> list[np.ndarray]:
+    return [np.ascontiguousarray(t.detach().numpy()) for t in tensors]
+
+
+class FusedSGD:
+    """SGD (momentum, weight decay; torch.optim.SGD's update) of a BatchedMaskedMLP through ``mlp_step``.
+
+    ``state`` is a ``torch.optim.SGD`` over the same parameters that is never stepped: it holds the momentum
+    buffers (``state[p]["momentum_buffer"]``, from the first step on) for callbacks that edit them (RigL)."""
+
+    def __init__(self, model, momentum: float = 0.9, weight_decay: float = 5e-4):
+        import torch
+
+        self.model, self.momentum, self.weight_decay = model, float(momentum), float(weight_decay)
+        self.params = list(model.weights) + list(model.biases)
+        for p in self.params:
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)
+        self.buffers = [torch.zeros_like(p) for p in self.params]
+        self.state = torch.optim.SGD(self.params, lr=1.0, momentum=momentum, weight_decay=weight_decay)
+        self._arrays = [t.detach().numpy() for t in self.params + [p.grad for p in self.params] + self.buffers]
+        self._masks, self._mask_arrays, self.first = None, None, True
+
+    def step(self, x, y, lrs, update: bool = True) -> None:
+        """One step on the minibatch (x [B, 2], y [B, 1]) with learning rates lrs [K] (float32 numpy)."""
+        if self._masks is not self.model.masks:  # a callback installed new masks
+            self._masks = self.model.masks
+            self._mask_arrays = _numpy(list(self.model.masks) + list(self.model.bias_masks))
+        xt = np.ascontiguousarray(x.detach().numpy().T, np.float32)
+        yv = np.ascontiguousarray(y.detach().numpy().reshape(-1), np.float32)
+        a = self._arrays
+        mlp_step(xt, yv, *a[0:8], *self._mask_arrays, *a[8:16], *a[16:24], lrs, self.momentum, self.weight_decay,
+                 self.first, update)
+        if update and self.first:
+            for p, v in zip(self.params, self.buffers):
+                self.state.state[p]["momentum_buffer"] = v
+            self.first = False
+
+
 def fill_gradients(model, x, y) -> None:
     """Write the gradient of every network's batch-mean BCE with logits on (x [B, 2], y [B, 1]) into ``.grad``
     of ``model``'s weights and biases (allocated on first use), as ``loss.backward()`` would on fresh grads."""
-    import torch
-
-    params = list(model.weights) + list(model.biases)
-    for p in params:
-        if p.grad is None:
-            p.grad = torch.zeros_like(p)
-    view = lambda ts: [t.detach().numpy() for t in ts]  # noqa: E731
-    xt = np.ascontiguousarray(x.detach().numpy().T, np.float32)
-    yv = np.ascontiguousarray(y.detach().numpy().reshape(-1), np.float32)
-    mlp_gradients(xt, yv, *view(model.weights), *view(model.biases), *view(model.masks), *view(model.bias_masks),
-                  *view([p.grad for p in model.weights]), *view([p.grad for p in model.biases]))
+    FusedSGD(model).step(x, y, np.zeros(model.num_networks, np.float32), update=False)

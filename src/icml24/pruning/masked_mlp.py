@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from icml24._validation import check_finite
@@ -201,8 +202,9 @@ def train_batched(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, epo
     single-network gradient. ``on_step(model, step, total_steps, batch=(x_b, y_b), optimizer=optimizer)`` runs
     before each step on its minibatch (GMP prunes there, RigL drops and grows). Masks are reapplied in the forward
     pass. ``lr`` and ``schedule`` may be one per network (the official grid of settings in one batch).
-    ``fused`` (default: wherever it applies) computes the gradients with the numba kernel of ``kernels.py`` (equal
-    to autograd within float32 rounding) instead of autograd through ``torch.baddbmm``.
+    ``fused`` (default: wherever it applies) computes the gradient and the SGD step with the numba kernel of
+    ``kernels.py`` (equal to autograd and torch.optim.SGD within float32 rounding) instead of autograd through
+    ``torch.baddbmm``; callbacks then get an optimizer holding the momentum buffers.
     """
     check_data(x, y, model.widths[0])
     if batch_size < 1 or len(x) < batch_size:
@@ -225,31 +227,37 @@ def train_batched(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, epo
     per_epoch = len(x) // batch_size  # drop_last=True
     total = epochs * per_epoch
     shared = len(set(lrs)) == 1 and len(set(schedules)) == 1
-    if shared:
+    if fused:  # gradient and SGD step in one numba pass per network; the same update as torch.optim.SGD
+        stepper = kernels.FusedSGD(model, momentum, weight_decay)
+        optimizer = stepper.state
+    elif shared:
         optimizer = torch.optim.SGD(model.parameters(), lr=float(lrs[0]), momentum=momentum, weight_decay=weight_decay)
     else:
         optimizer = PerNetworkSGD(model.parameters(), torch.ones(model.num_networks), momentum, weight_decay)
     step = 0
     for epoch in range(epochs):
-        if shared:
+        rates = [lr_at(epoch, epochs, float(a), b) for a, b in zip(lrs, schedules)]
+        if fused:
+            rates = np.asarray(rates, np.float32)
+        elif shared:
             for group in optimizer.param_groups:
-                group["lr"] = lr_at(epoch, epochs, float(lrs[0]), schedules[0])
+                group["lr"] = rates[0]
         else:
-            optimizer.lrs = torch.tensor([lr_at(epoch, epochs, float(a), b) for a, b in zip(lrs, schedules)])
+            optimizer.lrs = torch.tensor(rates)
         order = torch.randperm(len(x), generator=generator)
         for i in range(per_epoch):
             idx = order[i * batch_size:(i + 1) * batch_size]
             if on_step is not None:
                 on_step(model, step, total, batch=(x[idx], y[idx]), optimizer=optimizer)
-            if fused:  # the same gradient, one fused pass per network
-                kernels.fill_gradients(model, x[idx], y[idx])
+            if fused:
+                stepper.step(x[idx], y[idx], rates)
             else:
                 logits = model(x[idx])
                 target = y[idx].unsqueeze(0).expand_as(logits)
                 loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, target, reduction="none")
                 optimizer.zero_grad(set_to_none=False)
                 loss.mean((1, 2)).sum().backward()
-            optimizer.step()
+                optimizer.step()
             step += 1
     with torch.no_grad():  # weight decay never moves a masked weight, but keep them exactly zero for nnz counts
         for w, b, m, bm in zip(model.weights, model.biases, model.masks, model.bias_masks):
