@@ -12,26 +12,25 @@ def _claim(start: str):
     return found[0]
 
 
-POLY_GOOD = {"poly_a0p5_decay_a": 0.5, "poly_a1_decay_a": 1.0, "poly_a0p5_cond_slope": 1.55, "poly_a1_cond_slope": 2.05,
-             "poly_a0p5_variance_spread": 0.08, "poly_a1_variance_spread": 0.05, "poly_a0p5_points_used": 5.0,
-             "poly_a1_points_used": 5.0, "in_bounds_fraction": 1.0, "in_bounds_points": 50.0}
-EXP_GOOD = {"exp_a0p1_decay_a": 0.1, "exp_a0p2_decay_a": 0.2, "exp_a0p1_points_used": 6.0, "exp_a0p2_points_used": 4.0,
-            "exp_a0p1_cond_slope_per_a": 1.07, "exp_a0p2_cond_slope_per_a": 1.05,
-            "exp_a0p1_variance_slope_per_a": 1.05, "exp_a0p2_variance_slope_per_a": 1.04,
+POLY_GOOD = {"cond_slope[a=0.5]": 1.55, "cond_slope[a=1.0]": 2.05, "variance_spread[a=0.5]": 0.08,
+             "variance_spread[a=1.0]": 0.05, "points_used[a=0.5]": 5.0, "points_used[a=1.0]": 5.0,
+             "in_bounds_fraction": 1.0, "in_bounds_points": 50.0}
+EXP_GOOD = {"points_used[a=0.1]": 6.0, "points_used[a=0.2]": 4.0, "cond_slope_per_a[a=0.1]": 1.07,
+            "cond_slope_per_a[a=0.2]": 1.05, "variance_slope_per_a[a=0.1]": 1.05, "variance_slope_per_a[a=0.2]": 1.04,
             "in_bounds_fraction": 1.0, "in_bounds_points": 50.0}
 REAL_GOOD = {"laplace_mse_spread": 0.2, "gaussian_solved_points": 5.0, "gaussian_log10_mse_rise": 7.0}
 COND_GOOD = {"cond_slope[d=1]": 2.9, "cond_slope[d=1]_std": 0.3, "cond_slope[d=2]": 1.9, "cond_slope[d=2]_std": 0.2,
              "num_seeds": 10.0}
 
 CASES = [  # claim prefix, good metrics, a plausible bad variant (what the claim must catch)
-    ("Polynomial decay: the slope", POLY_GOOD, {"poly_a1_cond_slope": 1.0}),  # cond ~ n, not n^{1+a}
-    ("Polynomial decay: the slope", POLY_GOOD, {"poly_a0p5_cond_slope": 1.8}),
-    ("Polynomial decay: the variance", POLY_GOOD, {"poly_a1_variance_spread": 0.6}),  # V grows with n
-    ("Polynomial decay: the slope", POLY_GOOD, {"poly_a0p5_points_used": 2.0}),  # too few resolved n for a slope
-    ("Polynomial decay: the variance", POLY_GOOD, {"poly_a1_points_used": 2.0}),
-    ("Exponential decay", EXP_GOOD, {"exp_a0p2_variance_slope_per_a": 0.05}),  # V flat: tempered, not catastrophic
-    ("Exponential decay", EXP_GOOD, {"exp_a0p1_cond_slope_per_a": 0.5}),
-    ("Exponential decay", EXP_GOOD, {"exp_a0p2_points_used": 2.0}),  # too few resolved points to call a slope
+    ("Polynomial decay: the slope", POLY_GOOD, {"cond_slope[a=1.0]": 1.0}),  # cond ~ n, not n^{1+a}
+    ("Polynomial decay: the slope", POLY_GOOD, {"cond_slope[a=0.5]": 1.8}),
+    ("Polynomial decay: the variance", POLY_GOOD, {"variance_spread[a=1.0]": 0.6}),  # V grows with n
+    ("Polynomial decay: the slope", POLY_GOOD, {"points_used[a=0.5]": 2.0}),  # too few resolved n for a slope
+    ("Polynomial decay: the variance", POLY_GOOD, {"points_used[a=1.0]": 2.0}),
+    ("Exponential decay", EXP_GOOD, {"variance_slope_per_a[a=0.2]": 0.05}),  # V flat: tempered, not catastrophic
+    ("Exponential decay", EXP_GOOD, {"cond_slope_per_a[a=0.1]": 0.5}),
+    ("Exponential decay", EXP_GOOD, {"points_used[a=0.2]": 2.0}),  # too few resolved points to call a slope
     ("Laplace kernel (polynomial", REAL_GOOD, {"laplace_mse_spread": 0.9}),
     ("Gaussian kernel", REAL_GOOD, {"gaussian_log10_mse_rise": 0.3}),
     ("Gaussian kernel", REAL_GOOD, {"gaussian_solved_points": 1.0}),
@@ -85,42 +84,44 @@ def test_nulls_swap_the_slot_on_the_same_data(tmp_path):
     params = {"exponents": [0.5], "ns": [20, 40], "p": 500}
     method = exp(Context(seed=0, out_dir=tmp_path), **params)
     null = exp(Context(seed=0, out_dir=tmp_path), **params, spectrum="exponential")
-    assert method["poly_a0p5_decay_exponential"] == 0.0 and null["poly_a0p5_decay_exponential"] == 1.0
-    assert null["poly_a0p5_n20_log10_cond"] > method["poly_a0p5_n20_log10_cond"] + 2  # same slot names, other law
+    assert method["decay_exponential[a=0.5]"] == 0.0 and null["decay_exponential[a=0.5]"] == 1.0
+    assert null["log10_cond[a=0.5,n=20]"] > method["log10_cond[a=0.5,n=20]"] + 2  # same slot names, other law
     real = paper.PAPER.experiments["real_kernels"]
     small = {"laplace_ns": [20, 80], "gaussian_ns": [10], "n_test": 100, "mp_max_n": 20}
     ridgeless = real(Context(seed=0, out_dir=tmp_path), **small)
     ridge = real(Context(seed=0, out_dir=tmp_path), **small, solver="ridge")
-    assert ridge["laplace_n80_ridge"] > 0 and ridge["laplace_n80_excess_mse"] < ridgeless["laplace_n80_excess_mse"]
+    laplace_80 = "excess_mse[kernel=laplace,n=80]"
+    assert ridge["ridge[kernel=laplace,n=80]"] > 0 and ridge[laplace_80] < ridgeless[laplace_80]
     swapped = real(Context(seed=0, out_dir=tmp_path), **small, exponential_slot_kernel="laplace")
-    assert swapped["gaussian_decay_exponential"] == 0.0 and ridgeless["gaussian_decay_exponential"] == 1.0
-    assert swapped["laplace_n80_excess_mse"] == ridgeless["laplace_n80_excess_mse"]  # the Laplace slot is untouched
+    gaussian_exponential = "decay_exponential[kernel=gaussian]"
+    assert swapped[gaussian_exponential] == 0.0 and ridgeless[gaussian_exponential] == 1.0
+    assert swapped[laplace_80] == ridgeless[laplace_80]  # the Laplace slot is untouched
 
 
-def _seed(slope_offset: float, tag="poly_a1", a=1.0, exponential=False):
-    d = {f"{tag}_decay_a": a, f"{tag}_decay_exponential": float(exponential)}
+def _seed(slope_offset: float, a=1.0, exponential=False):
+    d = {f"decay_exponential[a={a!r}]": float(exponential)}
     for n in (25, 50, 100, 200):
         x = n if exponential else math.log(n)
-        d[f"{tag}_n{n}_log10_cond"] = ((a if exponential else 1 + a) * x + slope_offset) / math.log(10)
-        d[f"{tag}_n{n}_variance"] = a * n if exponential else 1.0 + 0.01 * slope_offset
-        d[f"{tag}_n{n}_in_bounds"] = 1.0
+        d[f"log10_cond[a={a!r},n={n}]"] = ((a if exponential else 1 + a) * x + slope_offset) / math.log(10)
+        d[f"variance[a={a!r},n={n}]"] = a * n if exponential else 1.0 + 0.01 * slope_offset
+        d[f"in_bounds[a={a!r},n={n}]"] = 1.0
     return d
 
 
 def test_summary_slopes_of_seed_means():
     seeds_poly = [_seed(0.0), _seed(1.0)]
     out = paper._synthetic_summary(seeds_poly)
-    assert out["poly_a1_cond_slope"] == pytest.approx(2.0)
-    assert out["poly_a1_variance_spread"] == pytest.approx(0.0)
+    assert out["cond_slope[a=1.0]"] == pytest.approx(2.0)
+    assert out["variance_spread[a=1.0]"] == pytest.approx(0.0)
     assert out["in_bounds_fraction"] == 1.0 and out["in_bounds_points"] == 8
-    with_bounds = [{**d, "poly_a1_n25_log10_cond_lower": 1.0, "poly_a1_n25_log10_cond_upper": 3.5} for d in seeds_poly]
+    with_bounds = [{**d, "log10_cond_lower[a=1.0,n=25]": 1.0, "log10_cond_upper[a=1.0,n=25]": 3.5} for d in seeds_poly]
     assert paper._synthetic_summary(with_bounds)["cond_band_decades_max"] == pytest.approx(2.5)
-    seeds = [_seed(0.0, "exp_a0p1", 0.1, True), _seed(2.0, "exp_a0p1", 0.1, True)]
-    del seeds[1]["exp_a0p1_n200_log10_cond"]  # a point one seed could not resolve is left out of the fit
-    out = paper._synthetic_summary(seeds)
-    assert out["exp_a0p1_points_used"] == 3
-    assert out["exp_a0p1_cond_slope_per_a"] == pytest.approx(1.0)
-    assert out["exp_a0p1_variance_slope_per_a"] == pytest.approx(1.0)
+    seeds = [_seed(0.0, 0.1, True), _seed(2.0, 0.1, True)]
+    del seeds[1]["log10_cond[a=0.1,n=200]"]  # a point one seed could not resolve is left out of the fit
+    out = paper.PAPER.experiments["exponential_decay"].summarize(seeds)
+    assert out["points_used[a=0.1]"] == 3
+    assert out["cond_slope_per_a[a=0.1]"] == pytest.approx(1.0)
+    assert out["variance_slope_per_a[a=0.1]"] == pytest.approx(1.0)
 
 
 def test_tiny_runs_are_finite_deterministic_and_flag_unsolvable_points(tmp_path):
@@ -129,12 +130,12 @@ def test_tiny_runs_are_finite_deterministic_and_flag_unsolvable_points(tmp_path)
     first = exp(Context(seed=0, out_dir=tmp_path), **params)
     assert first == exp(Context(seed=0, out_dir=tmp_path), **params)
     assert all(isinstance(v, float) and math.isfinite(v) for v in first.values())
-    assert first["exp_a0p3_decay_a"] == 0.3 and first["exp_a0p3_decay_exponential"] == 1.0
-    assert first["exp_a0p3_n10_float64_sufficient"] == 1.0 and first["exp_a0p3_n10_precision_digits"] > 15
-    assert "exp_a0p3_n160_log10_cond" not in first and first["exp_a0p3_n160_estimate_reliable"] == 0.0  # a n = 48
+    assert first["decay_exponential[a=0.3]"] == 1.0
+    assert first["float64_sufficient[a=0.3,n=10]"] == 1.0 and first["precision_digits[a=0.3,n=10]"] > 15
+    assert "log10_cond[a=0.3,n=160]" not in first and first["estimate_reliable[a=0.3,n=160]"] == 0.0  # a n = 48
     real = paper.PAPER.experiments["real_kernels"]
     out = real(Context(seed=0, out_dir=tmp_path), laplace_ns=[20, 40], gaussian_ns=[10, 60], n_test=100,
                mp_max_n=20)
-    assert out["laplace_n40_solved"] == 1.0 and out["gaussian_n60_solved"] == 0.0
-    assert "gaussian_n60_excess_mse" not in out and out["gaussian_decay_a_theory"] == 0.1
+    assert out["solved[kernel=laplace,n=40]"] == 1.0 and out["solved[kernel=gaussian,n=60]"] == 0.0
+    assert "excess_mse[kernel=gaussian,n=60]" not in out and out["gaussian_decay_a_theory"] == 0.1
     assert (tmp_path / "real_kernels_cond_and_test_error.png").exists()

@@ -4,11 +4,11 @@ Belius, ICML 2024): condition numbers, variance and test error of minimum-norm k
 from __future__ import annotations
 
 import math
-import re
+from functools import partial
 
 import numpy as np
 
-from icml24.core import Claim, Null, Paper, Regime, experiment, labelled
+from icml24.core import Claim, Null, Paper, Regime, experiment, labelled, select
 from icml24.kernels import (
     InterpolationError,
     KernelRidgeCV,
@@ -34,7 +34,7 @@ PAPER = Paper(
     code="",
     summary=(
         "Regime: the kernel's spectral decay, lambda_k ~ k^-(1+a) (polynomial) or e^(-a k) (exponential); a and "
-        "its type are in the metrics (<tag>_decay_a, <tag>_decay_exponential, *_decay_a_theory/_fit). The paper "
+        "its type are in the metrics (labelled by a: decay_exponential[a=..], *_decay_a_theory/_fit). The paper "
         "bounds cond(K) (~n^(1+a) polynomial, ~e^(a n) exponential) and, through the tail kernel matrix, the "
         "variance V = tr(Lambda Psi^T K^-2 Psi Lambda) of the minimum-norm interpolant: bounded (tempered "
         "overfitting) for polynomial decay, growing with n (catastrophic) for exponential decay. We draw i.i.d. "
@@ -64,7 +64,8 @@ PAPER = Paper(
 EPS_F64_DIGITS = float(-np.log10(np.finfo(float).eps))
 
 
-def _tag(kind: str, a: float) -> str:
+def _stream(kind: str, a: float) -> str:
+    """The name of the random streams of one exponent (features, noise)."""
     return f"{'poly' if kind == 'polynomial' else 'exp'}_a{a:g}".replace(".", "p")
 
 
@@ -77,40 +78,39 @@ def _synthetic(ctx, kind: str, exponents: list[float], ns: list[int], p: int, no
     metrics: dict[str, float] = {}
     rows = []
     for a in exponents:
-        tag = _tag(kind, a)
+        tag = _stream(kind, a)
         lam = eigendecay(spectrum, a, p)
         beta = np.sqrt(lam) / np.linalg.norm(np.sqrt(lam))  # unit-power target, source condition lambda^{1/2}
         psi_all = ctx.rng(tag, "features").standard_normal((max(ns), p))
         labels = psi_all @ beta + math.sqrt(noise) * ctx.rng(tag, "noise").standard_normal(max(ns))
-        metrics[f"{tag}_decay_a"] = float(a)
-        metrics[f"{tag}_decay_exponential"] = float(spectrum == "exponential")
+        metrics[labelled("decay_exponential", a=a)] = float(spectrum == "exponential")
         for n in ctx.progress(ns, description=f"ridgeless {tag}"):
-            psi, key = psi_all[:n], f"{tag}_n{n}"
+            psi, key = psi_all[:n], partial(labelled, a=a, n=n)  # key("variance") = "variance[a=..,n=..]"
             est = spectral_estimates(psi, lam, beta, tail_fraction=tail_fraction)
             lower, upper = condition_number_bounds(lam, n, delta=delta)
-            metrics[f"{key}_log10_cond_lower"] = math.log10(lower)
-            metrics[f"{key}_log10_cond_upper"] = math.log10(upper)
-            metrics[f"{key}_estimate_reliable"] = float(est.reliable)
-            row = {"tag": tag, "n": n, "cond": est.cond, "lower": lower, "upper": upper, "V": est.variance,
+            metrics[key("log10_cond_lower")] = math.log10(lower)
+            metrics[key("log10_cond_upper")] = math.log10(upper)
+            metrics[key("estimate_reliable")] = float(est.reliable)
+            row = {"a": a, "n": n, "cond": est.cond, "lower": lower, "upper": upper, "V": est.variance,
                    "V_bound": est.variance_bound, "bias": est.bias, "reliable": est.reliable,
                    "relative_error_s_n": est.svd_error}
             if est.reliable:
-                metrics[f"{key}_log10_cond"] = math.log10(est.cond)
-                metrics[f"{key}_in_bounds"] = float(lower <= est.cond <= upper)
-                metrics[f"{key}_variance"] = est.variance
-                metrics[f"{key}_bias"] = est.bias
+                metrics[key("log10_cond")] = math.log10(est.cond)
+                metrics[key("in_bounds")] = float(lower <= est.cond <= upper)
+                metrics[key("variance")] = est.variance
+                metrics[key("bias")] = est.bias
                 if math.isfinite(est.tail_cond):
-                    metrics[f"{key}_tail_cond"] = est.tail_cond
+                    metrics[key("tail_cond")] = est.tail_cond
                 if math.isfinite(est.variance_bound):
-                    metrics[f"{key}_variance_bound"] = est.variance_bound
+                    metrics[key("variance_bound")] = est.variance_bound
             try:
                 risk, solve = spectral_interpolation_risk(psi, lam, beta, labels[:n])
-                metrics[f"{key}_excess_risk"] = risk
-                metrics[f"{key}_precision_digits"] = solve.digits
-                metrics[f"{key}_float64_sufficient"] = float(solve.float64_sufficient)
+                metrics[key("excess_risk")] = risk
+                metrics[key("precision_digits")] = solve.digits
+                metrics[key("float64_sufficient")] = float(solve.float64_sufficient)
                 row.update(risk=risk, precision=solve.precision, residual=solve.residual)
             except InterpolationError as exc:
-                metrics[f"{key}_float64_sufficient"] = 0.0
+                metrics[key("float64_sufficient")] = 0.0
                 row.update(precision="insufficient (flagged)", error=str(exc))
             rows.append(row)
     ctx.artifact(f"{kind}_points", rows)
@@ -125,15 +125,14 @@ def _plot_synthetic(ctx, kind: str, spectrum: str, rows: list[dict], noise: floa
 
     fig, (ax_c, ax_v, ax_r) = plt.subplots(1, 3, figsize=(15, 4))
     notes = []
-    for tag in dict.fromkeys(r["tag"] for r in rows):
-        mine = [r for r in rows if r["tag"] == tag]
+    for a in dict.fromkeys(r["a"] for r in rows):
+        tag, mine = f"a = {a:g}", [r for r in rows if r["a"] == a]
         ok = [r for r in mine if r["reliable"]]
         n_all = np.array([r["n"] for r in mine], dtype=float)
         (line,) = ax_c.plot([r["n"] for r in ok], [r["cond"] for r in ok], "o-", label=f"{tag} cond(K)")
         color = line.get_color()
         ax_c.fill_between(n_all, [r["lower"] for r in mine], [r["upper"] for r in mine], color=color, alpha=0.12,
                           label=f"{tag} bounds (prob. 1 - delta)")
-        a = float(tag.split("_a")[1].replace("p", "."))
         if ok:
             rate = condition_number_rate(spectrum, a, n_all)
             ax_c.plot(n_all, rate * ok[0]["cond"] / rate[0], ":", color=color, label=f"{tag} paper rate")
@@ -160,39 +159,37 @@ def _plot_synthetic(ctx, kind: str, spectrum: str, rows: list[dict], noise: floa
     ctx.figure(f"{kind}_cond_and_test_error", fig)
 
 
-def _points(per_seed: list[dict[str, float]], tag: str, metric: str) -> tuple[np.ndarray, np.ndarray]:
-    """n and the seed-mean of ``<tag>_n<n>_<metric>`` over the n that every seed resolved."""
-    pattern = re.compile(rf"{re.escape(tag)}_n(\d+)_{re.escape(metric)}")
-    ns = sorted({int(m.group(1)) for d in per_seed for k in d if (m := pattern.fullmatch(k))})
-    ns = [n for n in ns if all(f"{tag}_n{n}_{metric}" in d for d in per_seed)]
-    return np.array(ns, dtype=float), np.array([np.mean([d[f"{tag}_n{n}_{metric}"] for d in per_seed]) for n in ns])
+def _points(per_seed: list[dict[str, float]], metric: str, **fixed) -> tuple[np.ndarray, np.ndarray]:
+    """n and the seed-mean of ``metric[..,n=..]`` (with the ``fixed`` labels) over the n every seed resolved."""
+    per_n = [{labels["n"]: v for labels, v in select(d, metric, **fixed)} for d in per_seed]
+    ns = sorted(set.intersection(*(set(p) for p in per_n))) if per_n else []
+    return np.array(ns, dtype=float), np.array([np.mean([p[n] for p in per_n]) for n in ns])
 
 
-def _synthetic_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
+def _synthetic_summary(per_seed: list[dict[str, float]], kind: str = "polynomial") -> dict[str, float]:
     """Slopes of the seed-mean curves: log cond vs log n (polynomial slot) or vs n (exponential slot), V's spread or
-    slope; the statistic is the slot's (the tag's), whatever spectrum was drawn. The bounds' coverage and width."""
+    slope; the statistic is the slot's (``kind``), whatever spectrum was drawn. The bounds' coverage and width."""
     out: dict[str, float] = {}
-    tags = [k[: -len("_decay_a")] for k in per_seed[0] if k.endswith("_decay_a")]
-    inside = [v for d in per_seed for k, v in d.items() if k.endswith("_in_bounds")]
+    inside = [v for d in per_seed for _, v in select(d, "in_bounds")]
     out["in_bounds_fraction"] = float(np.mean(inside)) if inside else 0.0
     out["in_bounds_points"] = float(len(inside))
-    widths = [d[k[: -len("_lower")] + "_upper"] - v for d in per_seed for k, v in d.items()
-              if k.endswith("_log10_cond_lower")]
+    widths = [d[labelled("log10_cond_upper", **labels)] - v for d in per_seed
+              for labels, v in select(d, "log10_cond_lower")]
     out["cond_band_decades_min"] = float(np.min(widths)) if widths else math.nan
     out["cond_band_decades_max"] = float(np.max(widths)) if widths else math.nan
-    for tag in tags:
-        a = per_seed[0][f"{tag}_decay_a"]
-        ns, log_cond = _points(per_seed, tag, "log10_cond")
-        nv, variance = _points(per_seed, tag, "variance")
-        out[f"{tag}_points_used"] = float(len(ns))
+    for labels, _ in select(per_seed[0], "decay_exponential"):
+        a = labels["a"]
+        ns, log_cond = _points(per_seed, "log10_cond", a=a)
+        nv, variance = _points(per_seed, "variance", a=a)
+        out[labelled("points_used", a=a)] = float(len(ns))
         if len(ns) < 2 or len(nv) < 2:
             continue
-        if tag.startswith("exp_"):
-            out[f"{tag}_cond_slope_per_a"] = float(np.polyfit(ns, log_cond * math.log(10), 1)[0] / a)
-            out[f"{tag}_variance_slope_per_a"] = float(np.polyfit(nv, variance, 1)[0] / a)
+        if kind == "exponential":
+            out[labelled("cond_slope_per_a", a=a)] = float(np.polyfit(ns, log_cond * math.log(10), 1)[0] / a)
+            out[labelled("variance_slope_per_a", a=a)] = float(np.polyfit(nv, variance, 1)[0] / a)
         else:
-            out[f"{tag}_cond_slope"] = float(np.polyfit(np.log(ns), log_cond * math.log(10), 1)[0])
-            out[f"{tag}_variance_spread"] = float(np.max(np.abs(variance / variance.mean() - 1)))
+            out[labelled("cond_slope", a=a)] = float(np.polyfit(np.log(ns), log_cond * math.log(10), 1)[0])
+            out[labelled("variance_spread", a=a)] = float(np.max(np.abs(variance / variance.mean() - 1)))
     return out
 
 
@@ -223,7 +220,7 @@ def exponential_decay(ctx, exponents: list[float] = (0.1, 0.2), ns: list[int] = 
     return _synthetic(ctx, "exponential", list(exponents), list(ns), p, noise, delta, tail_fraction, spectrum)
 
 
-exponential_decay.summarizer(_synthetic_summary)
+exponential_decay.summarizer(lambda per_seed: _synthetic_summary(per_seed, "exponential"))
 
 
 def _real_kernel(ctx, name: str, kernel: str, d: int, bandwidth: float, ns: list[int], noise: float, n_test: int,
@@ -235,39 +232,40 @@ def _real_kernel(ctx, name: str, kernel: str, d: int, bandwidth: float, ns: list
     X_test = rng.standard_normal((n_test, d))
     f_test = np.sin(X_test.sum(axis=1))
     for n in ctx.progress(ns, description=f"ridgeless {name}"):
-        key, row = f"{name}_n{n}", {"kernel": name, "kernel_used": kernel, "solver": solver, "n": n}
+        key, row = partial(labelled, kernel=name, n=n), {"kernel": name, "kernel_used": kernel, "solver": solver,
+                                                         "n": n}
         K = kernel_matrix(kernel, X[:n], X[:n], bandwidth)
         ev = np.linalg.eigvalsh(K)
         if ev[0] > 0 and n * np.finfo(float).eps * ev[-1] / ev[0] <= 1e-4:  # float64 resolves lambda_min(K)
-            metrics[f"{key}_log10_cond"] = math.log10(ev[-1] / ev[0])
+            metrics[key("log10_cond")] = math.log10(ev[-1] / ev[0])
             row["cond"] = float(ev[-1] / ev[0])
         if solver == "ridge":  # the null: a leave-one-out-tuned ridge in the ridgeless slot (float64 suffices)
             model = KernelRidgeCV(kernel, bandwidth).fit(X[:n], y[:n])
             mse = float(np.mean((model.predict(X_test) - f_test) ** 2))
-            metrics[f"{key}_ridge"] = model.ridge_
+            metrics[key("ridge")] = model.ridge_
             rows.append({**row, "precision": "float64", "ridge": model.ridge_, "excess_mse": mse})
         else:
             model = KernelRidgeless(kernel, bandwidth, mp_max_n=mp_max_n, mp_dps=mp_dps)
             try:
                 model.fit(X[:n], y[:n])
             except InterpolationError as exc:
-                metrics[f"{key}_float64_sufficient"] = 0.0
-                metrics[f"{key}_solved"] = 0.0
+                metrics[key("float64_sufficient")] = 0.0
+                metrics[key("solved")] = 0.0
                 rows.append({**row, "precision": "insufficient (flagged)", "error": str(exc)})
                 continue
             mse = float(np.mean((model.predict(X_test) - f_test) ** 2))
-            metrics[f"{key}_precision_digits"] = model.digits_
-            metrics[f"{key}_float64_sufficient"] = float(model.float64_sufficient_)
+            metrics[key("precision_digits")] = model.digits_
+            metrics[key("float64_sufficient")] = float(model.float64_sufficient_)
             rows.append({**row, "precision": model.precision_, "residual": model.residual_, "excess_mse": mse,
                          "attempts": model.attempts_})
-        metrics[f"{key}_excess_mse"] = mse
-        metrics[f"{key}_log10_excess_mse"] = math.log10(mse)
-        metrics[f"{key}_solved"] = 1.0
+        metrics[key("excess_mse")] = mse
+        metrics[key("log10_excess_mse")] = math.log10(mse)
+        metrics[key("solved")] = 1.0
     spectrum = np.linalg.eigvalsh(kernel_matrix(kernel, X, X, bandwidth))[::-1] / len(X)
     kind = "polynomial" if kernel == "laplace" else "exponential"
     # ranks 2..40: beyond that the n x n spectrum of K/n leaves the population one (Nystrom tail)
-    metrics[f"{name}_decay_a_fit"] = fit_eigendecay(spectrum, kind, k_min=2, k_max=min(40, len(X) // 4))
-    metrics[f"{name}_decay_exponential"] = float(kind == "exponential")
+    metrics[labelled("decay_a_fit", kernel=name)] = fit_eigendecay(spectrum, kind, k_min=2, k_max=min(40, len(X) // 4))
+    metrics[labelled("decay_exponential", kernel=name)] = float(kind == "exponential")
 
 
 @experiment(PAPER, quick={"seeds": 5}, full={"laplace_ns": [25, 50, 100, 200, 400, 800, 1600], "seeds": 20},
@@ -340,21 +338,21 @@ def _plot_real(ctx, rows: list[dict]) -> None:
 def _real_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
     """Laplace: spread of the seed-mean excess MSE over n; Gaussian: rise of mean log10 MSE over solved n."""
     out: dict[str, float] = {}
-    ns, mse = _points(per_seed, "laplace", "excess_mse")
+    ns, mse = _points(per_seed, "excess_mse", kernel="laplace")
     if len(ns):
         out["laplace_mse_spread"] = float(np.max(np.abs(mse / mse.mean() - 1)))
-    ng, log_mse = _points(per_seed, "gaussian", "log10_excess_mse")
+    ng, log_mse = _points(per_seed, "log10_excess_mse", kernel="gaussian")
     out["gaussian_solved_points"] = float(len(ng))
     if len(ng) >= 2:
         out["gaussian_log10_mse_rise"] = float(log_mse[-1] - log_mse[0])
-    nc, log_cond = _points(per_seed, "laplace", "log10_cond")
+    nc, log_cond = _points(per_seed, "log10_cond", kernel="laplace")
     if len(nc) >= 2:
         out["laplace_cond_slope"] = float(np.polyfit(np.log(nc), log_cond * math.log(10), 1)[0])
-    ngc, gauss_cond = _points(per_seed, "gaussian", "log10_cond")
+    ngc, gauss_cond = _points(per_seed, "log10_cond", kernel="gaussian")
     if len(ngc) >= 2:
         a = per_seed[0]["gaussian_decay_a_theory"]
         out["gaussian_cond_rate_over_a"] = float(np.polyfit(ngc, gauss_cond * math.log(10), 1)[0] / a)
-    flagged = [v for d in per_seed for k, v in d.items() if k.startswith("gaussian_n") and k.endswith("_solved")]
+    flagged = [v for d in per_seed for _, v in select(d, "solved", kernel="gaussian")]
     out["gaussian_flagged_fraction"] = float(1 - np.mean(flagged)) if flagged else 0.0
     return out
 
@@ -413,30 +411,33 @@ def _nearer_random_points_rate(m: dict, dims=(1, 2)) -> bool:
     return len(spread) == len(dims) and all(m[labelled("cond_slope", d=d)] > 1.0 + 1.5 / d for d in dims)
 
 
-def _tags(m: dict, prefix: str) -> list[str]:
-    return [k[: -len("_decay_a")] for k in list(m.keys()) if k.startswith(prefix) and k.endswith("_decay_a")]
+def _exponents(m: dict) -> list[float]:
+    """The decay exponents the slot's summary reports (``points_used[a=..]``)."""
+    return [labels["a"] for labels, _ in select(m, "points_used")]
 
 
-def _resolved(m: dict, tag: str, key: str) -> bool:
-    """At least 3 n resolved in float64 for ``tag`` and the slot's statistic ``key`` computed from them."""
-    return m.get(f"{tag}_points_used", 0.0) >= 3 and f"{tag}_{key}" in m
+def _resolved(m: dict, a: float, key: str) -> bool:
+    """At least 3 n resolved in float64 for exponent ``a`` and the slot's statistic ``key`` computed from them."""
+    return m.get(labelled("points_used", a=a), 0.0) >= 3 and labelled(key, a=a) in m
 
 
 def _poly_slopes_ok(m: dict) -> bool:
-    tags = _tags(m, "poly_")
-    return bool(tags) and all(_resolved(m, t, "cond_slope") and abs(m[f"{t}_cond_slope"] - (1 + m[f"{t}_decay_a"]))
-                              <= 0.15 for t in tags)
+    found = _exponents(m)
+    return bool(found) and all(_resolved(m, a, "cond_slope") and abs(m[labelled("cond_slope", a=a)] - (1 + a)) <= 0.15
+                               for a in found)
 
 
 def _poly_variance_flat(m: dict) -> bool:
-    tags = _tags(m, "poly_")
-    return bool(tags) and all(_resolved(m, t, "variance_spread") and m[f"{t}_variance_spread"] <= 0.15 for t in tags)
+    found = _exponents(m)
+    return bool(found) and all(_resolved(m, a, "variance_spread") and m[labelled("variance_spread", a=a)] <= 0.15
+                               for a in found)
 
 
 def _exp_growth_ok(m: dict) -> bool:
-    tags = _tags(m, "exp_")
-    return bool(tags) and all(m[f"{t}_points_used"] >= 3 and 0.8 <= m[f"{t}_cond_slope_per_a"] <= 1.2
-                              and 0.7 <= m[f"{t}_variance_slope_per_a"] <= 1.3 for t in tags)
+    found = _exponents(m)
+    return bool(found) and all(m[labelled("points_used", a=a)] >= 3
+                               and 0.8 <= m[labelled("cond_slope_per_a", a=a)] <= 1.2
+                               and 0.7 <= m[labelled("variance_slope_per_a", a=a)] <= 1.3 for a in found)
 
 
 # The nulls put the other spectral regime in the kernel's slot (the contrast the paper draws: polynomial = tempered,
