@@ -6,6 +6,7 @@ import math
 import pytest
 from smoke_runs import smoke_summaries
 
+from icml24.core import labelled
 from icml24.core.verdicts import claims_of
 from icml24.papers import sparsest as paper
 
@@ -57,9 +58,10 @@ def test_pruner_claim_needs_guarded_seeds_and_the_searchs_success_at_that_budget
 def _seed(dense: dict[int, float], acc: dict[int, float], nnz: float = 25.0) -> dict[str, float]:
     row = {"target": 0.95, "search_reached_budget": 1.0, "nnz_budget": nnz}
     for w in dense:
-        row.update({f"dense_w{w}_accuracy": dense[w], f"dense_w{w}_trained": float(dense[w] >= 0.95),
-                    f"snip_w{w}_accuracy": acc[w], f"snip_w{w}_success": float(acc[w] >= 0.95),
-                    f"snip_w{w}_dead_weights": 0.0})
+        row.update({labelled("dense_accuracy", width=w): dense[w], labelled("dense_trained", width=w):
+                    float(dense[w] >= 0.95), labelled("accuracy", method="snip", width=w): acc[w],
+                    labelled("success", method="snip", width=w): float(acc[w] >= 0.95),
+                    labelled("dead_weights", method="snip", width=w): 0.0})
     return row
 
 
@@ -67,9 +69,10 @@ def test_the_dense_guard_counts_pruner_successes_only_on_seeds_whose_dense_netwo
     stalled = _seed({3: 0.6, 8: 0.51, 32: 1.0}, {3: 0.5, 8: 0.97, 32: 0.6})  # width 8 stalls: its success is moot
     trained = _seed({3: 0.6, 8: 0.99, 32: 1.0}, {3: 0.5, 8: 0.9, 32: 0.6})
     out = paper._pruners_summary([stalled, trained, trained])
-    assert out["guarded_seeds_w8"] == 2 and out["guarded_seeds_w3"] == 0 and out["guarded_seeds_min_wide"] == 2
-    assert out["success_rate_w8"] == 0.0 and out["max_success_rate"] == 0.0  # the stalled seed's 0.97 not counted
-    assert "success_rate_w3" not in out  # no guarded seed at width 3
+    seeds, rate = (lambda w: out[labelled("guarded_seeds", width=w)]), labelled("success_rate", width=8)
+    assert seeds(8) == 2 and seeds(3) == 0 and out["guarded_seeds_min_wide"] == 2
+    assert out[rate] == 0.0 and out["max_success_rate"] == 0.0  # the stalled seed's 0.97 not counted
+    assert labelled("success_rate", width=3) not in out  # no guarded seed at width 3
     out = paper._pruners_summary([_seed({8: 0.99}, {8: 0.97}), _seed({8: 0.99}, {8: 0.9})])
     assert out["max_success_rate"] == 0.5
     assert paper._pruners_summary([_seed({8: 0.5}, {8: 0.5})])["max_success_rate"] == 1.0  # nothing guarded
@@ -107,7 +110,7 @@ def test_the_pruner_in_the_search_slot_is_the_budget_studys_own_run(tmp_path):
 
     config = {**paper.search.config(setting="smoke"), "phase1_grid": [], "method": "gmp"}
     m = paper.search(Context(seed=0, out_dir=tmp_path), **config)
-    assert m["budget_gmp_accuracy"] == m["search_accuracy"] and m["budget_gap"] <= 0.0
+    assert m[labelled("budget_accuracy", method="gmp")] == m["search_accuracy"] and m["budget_gap"] <= 0.0
     assert m["budget_tries"] >= 1.0 and m["masks_evaluated"] >= m["budget_tries"]  # the search's networks per level
     with pytest.raises(ValueError, match="method"):
         paper.search(Context(seed=0, out_dir=tmp_path), **{**config, "method": "bogus"})

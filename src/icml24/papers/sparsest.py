@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from icml24.core import Claim, Null, Paper, Regime, experiment
+from icml24.core import Claim, Null, Paper, Regime, experiment, labelled, select
 from icml24.pruning import (
     OFFICIAL_GRID,
     BatchedMaskedMLP,
@@ -222,7 +222,7 @@ def search(ctx, widths: list[int] = (3, 3, 3), target: float = 0.95, num_points:
                         "fixed_init_best_pruner_accuracy": max(accs),
                         "fixed_init_gap_to_median_mask": metrics["search_median_mask_accuracy"] - max(accs),
                         "fixed_init_gap_to_winner": found["accuracy"] - max(accs)})
-        metrics.update({f"fixed_init_{m}_accuracy": a for m, a in zip(methods, accs)})
+        metrics.update({labelled("fixed_init_accuracy", method=m): a for m, a in zip(methods, accs)})
         networks = found["level_networks"][found["levels"].index(nnz)]  # as many as the search trained there
         tries = -(-networks // len(settings))  # each try trains every setting of the grid
         budget = [_pruner_tries(ctx, m, w, nnz, tries, x, y, imp_rounds, recipe, settings, validation)
@@ -230,7 +230,7 @@ def search(ctx, widths: list[int] = (3, 3, 3), target: float = 0.95, num_points:
         metrics.update({"budget_tries": float(tries), "budget_networks": float(tries * len(settings)),
                         "budget_success_rate": float(np.mean([a >= target for a in budget])),
                         "budget_best_pruner_accuracy": max(budget), "budget_gap": found["accuracy"] - max(budget)})
-        metrics.update({f"budget_{m}_accuracy": a for m, a in zip(methods, budget)})
+        metrics.update({labelled("budget_accuracy", method=m): a for m, a in zip(methods, budget)})
         points = {f"{m} (best of {tries})": (nnz, a) for m, a in zip(methods, budget)}
     _plot(ctx, "accuracy_vs_nonzeros", found, points, target)
     return metrics
@@ -338,15 +338,16 @@ def pruners(ctx, widths: list[int] = (3, 8, 32), target: float = 0.95, num_point
     points = {}
     for w in widths:
         dense = study.accuracy_[("dense", w)]
-        metrics[f"dense_w{w}_accuracy"], metrics[f"dense_w{w}_trained"] = dense, float(dense >= target)
+        metrics[labelled("dense_accuracy", width=w)] = dense
+        metrics[labelled("dense_trained", width=w)] = float(dense >= target)
         for m in methods:
             dead = dead_path_counts([mask.unsqueeze(0) for mask in study.masks_[(slot(m), w)]])
-            acc = study.accuracy_[(slot(m), w)]
-            metrics.update({f"{m}_w{w}_accuracy": acc, f"{m}_w{w}_success": float(acc >= target),
-                            f"{m}_w{w}_nnz": float(study.nnz_[(slot(m), w)]),
-                            f"{m}_w{w}_dead_weights": float(dead["dead_weights"][0]),
-                            f"{m}_w{w}_dead_units": float(dead["dead_units"][0])})
-            points[f"{m} w{w}"] = (float(study.nnz_[(slot(m), w)]), acc)
+            acc, nnz_m = study.accuracy_[(slot(m), w)], float(study.nnz_[(slot(m), w)])
+            for name, value in (("accuracy", acc), ("success", float(acc >= target)), ("nnz", nnz_m),
+                                ("dead_weights", float(dead["dead_weights"][0])),
+                                ("dead_units", float(dead["dead_units"][0]))):
+                metrics[labelled(name, method=m, width=w)] = value
+            points[f"{m} w{w}"] = (nnz_m, acc)
     _plot(ctx, "accuracy_vs_nonzeros", found, points, target)
     return metrics
 
@@ -354,32 +355,33 @@ def pruners(ctx, widths: list[int] = (3, 8, 32), target: float = 0.95, num_point
 @pruners.summarizer
 def _pruners_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
     """Success rates over the seeds whose dense network of that width trained (the per-seed dense guard)."""
-    keys = sorted({k[:-len("_success")] for k in per_seed[0] if k.endswith("_success")})
-    widths = sorted({int(k.rsplit("_w", 1)[1]) for k in keys})
-    guarded = {w: [m for m in per_seed if m[f"dense_w{w}_trained"] > 0] for w in widths}
-    rate = lambda k, w: float(np.mean([m[f"{k}_success"] for m in guarded[w]]))  # noqa: E731
-    mean = lambda k, w: float(np.mean([m[f"{k}_accuracy"] for m in guarded[w]]))  # noqa: E731
-    out = {"dead_path_fraction": float(np.mean([m[f"{k}_dead_weights"] > 0 for m in per_seed for k in keys])),
-           "mean_dead_weights": float(np.mean([m[f"{k}_dead_weights"] for m in per_seed for k in keys])),
+    pairs = [(lab["method"], lab["width"]) for lab, _ in select(per_seed[0], "success")]
+    widths = sorted({w for _, w in pairs})
+    guarded = {w: [m for m in per_seed if m[labelled("dense_trained", width=w)] > 0] for w in widths}
+    value = lambda m, name, method, w: m[labelled(name, method=method, width=w)]  # noqa: E731
+    over = lambda name, method, w: float(np.mean([value(m, name, method, w) for m in guarded[w]]))  # noqa: E731
+    dead = [value(m, "dead_weights", method, w) for m in per_seed for method, w in pairs]
+    out = {"dead_path_fraction": float(np.mean([d > 0 for d in dead])), "mean_dead_weights": float(np.mean(dead)),
            "search_success_rate": float(np.mean([m["search_reached_budget"] for m in per_seed])),
            "guarded_seeds_min_wide": float(min(len(guarded[w]) for w in widths if w >= 8) if max(widths) >= 8
                                            else 0)}
     for w in widths:
-        out[f"guarded_seeds_w{w}"] = float(len(guarded[w]))
+        out[labelled("guarded_seeds", width=w)] = float(len(guarded[w]))
     ok = [w for w in widths if guarded[w]]
-    rates = [rate(k, int(k.rsplit("_w", 1)[1])) for k in keys if int(k.rsplit("_w", 1)[1]) in ok]
+    rates = [over("success", method, w) for method, w in pairs if w in ok]
     out["max_success_rate"] = max(rates) if rates else 1.0  # no guarded seed: nothing shows pruning failing
     for w in ok:
-        at = [k for k in keys if k.endswith(f"_w{w}")]
-        out[f"success_rate_w{w}"] = float(np.mean([rate(k, w) for k in at]))
-        out[f"pruned_accuracy_w{w}"] = float(np.mean([mean(k, w) for k in at]))
+        at = [method for method, v in pairs if v == w]
+        out[labelled("success_rate", width=w)] = float(np.mean([over("success", method, w) for method in at]))
+        out[labelled("pruned_accuracy", width=w)] = float(np.mean([over("accuracy", method, w) for method in at]))
     # the regime: widths whose dense network trained on at least two seeds; the width claim compares the narrowest
     # and the widest of them, each on its guarded seeds, so an untrainable narrow start is not read as width
     regime = [w for w in widths if len(guarded[w]) >= min(2, len(per_seed))]
     out["regime_widths"] = float(len(regime))
     out["regime_narrowest_width"] = float(regime[0]) if regime else 0.0
     narrow, wide = (regime[0], regime[-1]) if regime else (widths[0], widths[0])
-    drop = lambda name: out.get(f"{name}_w{narrow}", 0.0) - out.get(f"{name}_w{wide}", 0.0)  # noqa: E731
+    at = lambda name, w: out.get(labelled(name, width=w), 0.0)  # noqa: E731
+    drop = lambda name: at(name, narrow) - at(name, wide)  # noqa: E731
     out["success_drop_in_regime"], out["accuracy_drop_in_regime"] = drop("success_rate"), drop("pruned_accuracy")
     return out
 
