@@ -36,6 +36,9 @@ _EXPORTS: dict[str, str] = {
     "minilm_path": ".text_encoder",
     "EncoderEvaluator": ".text_encoder",
     "TextMergingSetting": ".text_setting",
+    "BroadBase": ".digits",
+    "SmallPretrained": ".digits",
+    "build_broad_base": ".digits",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -54,10 +54,10 @@ def regime_metrics(base: torch.Tensor, tuned: torch.Tensor) -> tuple[dict[str, f
 
 def evaluate_count(accuracy: Accuracy, base: torch.Tensor, tuned: torch.Tensor, individual: dict[str, np.ndarray],
                    num_tasks: int, masks: str = "tall", generator: torch.Generator | None = None,
-                   alphas=ALPHAS, lambdas=LAMBDAS) -> tuple[dict[str, float], dict]:
+                   alphas=ALPHAS, lambdas=LAMBDAS, consensus_k: int = 2) -> tuple[dict[str, float], dict]:
     """Every method on the first ``num_tasks`` tasks (metric names without a prefix). ``masks`` puts a null in TALL
     masks' slot: ``"none"`` (the merge itself) or ``"random"`` (TALL's per-task count at random places, drawn
-    from ``generator``)."""
+    from ``generator``); ``consensus_k`` is Consensus's k (2 in the paper; above T it keeps no weight)."""
     if masks not in MASKS:
         raise ValueError(f"masks must be one of {MASKS}, got {masks!r}")
     idx = range(num_tasks)
@@ -71,8 +71,8 @@ def evaluate_count(accuracy: Accuracy, base: torch.Tensor, tuned: torch.Tensor, 
     tall = dict(fitted) if masks != "none" else {n: _Unmasked(mergers[n], t) for n, t in fitted.items()}
     for model in fitted.values() if masks == "random" else ():  # same per-task count, random place
         model.masks_ = random_masks_like(model.masks_, generator)
-    for name in ("ta", "ties"):  # Consensus merging: m_cons = 1{sum_t m_t >= 2} on tau_MTL
-        mergers[f"consensus_{name}"] = ConsensusMerging(k=2, multitask=name, scaling=alphas).fit(
+    for name in ("ta", "ties"):  # Consensus merging: m_cons = 1{sum_t m_t >= k} on tau_MTL
+        mergers[f"consensus_{name}"] = ConsensusMerging(k=consensus_k, multitask=name, scaling=alphas).fit(
             base, tuned, tall[name].masks_, score=avg_val)
     normalized = {"zeroshot": normalized_accuracy(accuracy, base, idx, test_ref, "test")}
     normalized.update({n: normalized_accuracy(accuracy, m.merged_vector(), idx, test_ref, "test")
@@ -99,11 +99,13 @@ def evaluate_count(accuracy: Accuracy, base: torch.Tensor, tuned: torch.Tensor, 
 
 def evaluate_merging(accuracy: Accuracy, base: torch.Tensor, tuned: torch.Tensor, counts: list[int],
                      masks: str = "tall", generator: Callable[[int], torch.Generator] | None = None,
-                     alphas=ALPHAS, lambdas=LAMBDAS) -> tuple[dict[str, float], dict]:
+                     alphas=ALPHAS, lambdas=LAMBDAS, consensus_k: int = 2) -> tuple[dict[str, float], dict]:
     """Regime metrics, individual and zero-shot accuracies, then every method for each task count in ``counts``.
 
     Metrics of count ``T'`` are named ``t{T'}_<name>``; those of the largest count also without the prefix, so a
-    claim reads the largest count a setting ran. ``generator(count)`` gives the random-mask stream of a count."""
+    claim reads the largest count a setting ran. ``generator(count)`` gives the random-mask stream of a count.
+    ``{kind}_frac_growth`` (largest minus smallest count) and ``{kind}_frac_min_step`` (smallest change between
+    consecutive counts) say how the catastrophic and selfish shares move with the number of tasks."""
     counts = check_grid("counts", counts, 2, len(tuned))
     individual = {split: np.array([accuracy(tuned[t], t, split) for t in range(counts[-1])])
                   for split in ("val", "test")}
@@ -114,9 +116,14 @@ def evaluate_merging(accuracy: Accuracy, base: torch.Tensor, tuned: torch.Tensor
     details = {"individual_test": individual["test"].tolist(), "zeroshot_test": zeroshot.tolist(), "regime": stats}
     for count in counts:
         m, details[f"t{count}"] = evaluate_count(accuracy, base, tuned, individual, count, masks,
-                                                 generator(count) if generator is not None else None, alphas, lambdas)
+                                                 generator(count) if generator is not None else None, alphas, lambdas,
+                                                 consensus_k)
         metrics.update({f"t{count}_{k}": v for k, v in m.items()})
     metrics.update(m)  # the largest count, unprefixed
+    for kind in ("catastrophic", "selfish"):
+        shares = [metrics[f"t{count}_{kind}_frac"] for count in counts]
+        metrics[f"{kind}_frac_growth"] = shares[-1] - shares[0]
+        metrics[f"{kind}_frac_min_step"] = float(min(np.diff(shares), default=0.0))
     return metrics, details
 
 
