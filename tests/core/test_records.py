@@ -25,6 +25,7 @@ def _paper():
 
     Claim("value exceeds 5 at paper scale", experiment=grow, check=lambda m: m["value"] > 5, setting="full")
     Claim("value is positive", experiment=grow, check=lambda m: m["value"] > 0)
+    Claim("another metric at paper scale", experiment=grow, check=lambda m: m["other"] > 0, setting="full")
     return paper, grow
 
 
@@ -41,12 +42,24 @@ def recorded(tmp_path, monkeypatch):
 
 def test_a_full_only_claim_reads_the_recorded_run_when_the_store_has_none(recorded):
     paper, grow, path, empty = recorded
-    full_only, any_setting = evaluate_paper(paper, empty)
+    full_only, any_setting, _ = evaluate_paper(paper, empty)
     assert full_only.verdict.status == "holds" and full_only.verdict.measured == {"value": 9.0}
     assert full_only.mode == "full (recorded)" and full_only.num_seeds == 1
     assert "recorded run (full setting, seed(s) 0, code " in full_only.recorded and "not re-run" in full_only.recorded
     assert "changed from the setting: y=1.0" in full_only.recorded and "STALE" not in full_only.recorded
     assert any_setting.verdict.status == "not run" and not any_setting.recorded  # only full-only claims read it
+
+
+def test_a_partial_record_lacking_a_claims_metric_is_not_run_and_a_whole_one_is_an_error(recorded, tmp_path):
+    paper, grow, path, empty = recorded
+    partial = evaluate_paper(paper, empty)[2]  # the record changed y from the full setting
+    assert partial.verdict.status == "not run" and "covers part of the setting" in partial.verdict.message
+    assert "no metric 'other'" in partial.verdict.message and partial.recorded
+    whole = Store(tmp_path / "whole.sqlite")
+    whole.put(RunRecord(paper.slug, grow.name, grow.config(full=True), 0, code_version(grow), "full", "ok",
+                        {"value": 9.0}))
+    recorded_runs.write_record(whole, grow, [0], "icml24 run tmp-recorded:grow --full --seeds 0")
+    assert evaluate_paper(paper, empty)[2].verdict.status == "error"  # the whole setting ran and lacks it
 
 
 def test_the_verdict_is_the_claims_own_check_and_a_changed_code_is_stale(recorded):
