@@ -5,6 +5,7 @@ This generalizes tests/papers/test_lowrank_bandits.py: a new paper gets it for f
 
 import pytest
 
+from icml24.core.labels import parse
 from icml24.core.registry import BROKEN, discover
 from icml24.core.runner import execute, plan
 from icml24.core.verdicts import aggregate, claims_of, judge
@@ -12,10 +13,16 @@ from icml24.core.verdicts import aggregate, claims_of, judge
 PAPERS = discover()
 
 
+def _timing(key: str) -> bool:
+    """A wall-clock key: ``seconds`` in it, or a timing ratio whose name ends in ``_time`` (``x_time``,
+    ``x_time[variant=a]``, and their ``_std``)."""
+    key = key.removesuffix("_std")
+    return "seconds" in key or (parse(key) or (key,))[0].endswith("_time")
+
+
 def _measured(metrics: dict[str, float]) -> dict[str, float]:
-    """Metrics without wall-clock measurements (keys with ``seconds``, or timing ratios ``*_time``), which no seed
-    can fix."""
-    return {k: v for k, v in metrics.items() if "seconds" not in k and not k.removesuffix("_std").endswith("_time")}
+    """Metrics without wall-clock measurements, which no seed can fix."""
+    return {k: v for k, v in metrics.items() if not _timing(k)}
 EXPERIMENTS = [exp for paper in PAPERS.values() for exp in paper.experiments.values()]
 
 

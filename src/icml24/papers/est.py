@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml24.core import Claim, Null, Paper, Regime, experiment
+from icml24.core import Claim, Null, Paper, Regime, experiment, labelled, select
 from icml24.data import text_splits
 from icml24.llm import (
     GPT,
@@ -327,25 +327,30 @@ def ablation(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer: int 
     runs = _train_lockstep(ctx, config, schedules, train, val, seed, **kw)
     base = runs["baseline"]
     metrics = {**_regime(base), "baseline_final_loss": base.final_val_loss_}
-    for name in variants:
+    for name in variants:  # labelled per variant: flops_saving[variant=heads], ...
         run = runs[name]
-        metrics[f"{name}_flops_saving"] = _saving(run, base)
-        metrics[f"{name}_final_loss_gap"] = run.final_val_loss_ - base.final_val_loss_
-        metrics[f"{name}_over_baseline_time"] = float(run.step_seconds_.sum() / base.step_seconds_.sum())
+        metrics[labelled("flops_saving", variant=name)] = _saving(run, base)
+        metrics[labelled("final_loss_gap", variant=name)] = run.final_val_loss_ - base.final_val_loss_
+        metrics[labelled("over_baseline_time", variant=name)] = float(run.step_seconds_.sum()
+                                                                      / base.step_seconds_.sum())
     _curves_figure(ctx, runs, f"ablation of the sampled dimensions, {steps} steps", "ablation_curves")
     singles = [n for n in variants if n != "all"]
-    metrics["max_loss_gap"] = max(metrics[f"{n}_final_loss_gap"] for n in variants)
-    metrics["max_single_flops_saving"] = max((metrics[f"{n}_flops_saving"] for n in singles), default=0.0)
+    metrics["max_loss_gap"] = max(metrics[labelled("final_loss_gap", variant=n)] for n in variants)
+    metrics["max_single_flops_saving"] = max((metrics[labelled("flops_saving", variant=n)] for n in singles),
+                                             default=0.0)
     return metrics
 
 
 @ablation.summarizer
 def _ablation_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
     """Per variant, the paired final-loss gap's standard error over seeds; the worst variant's gap + 2 SE."""
-    names = [k.removesuffix("_final_loss_gap") for k in per_seed[0] if k.endswith("_final_loss_gap")]
-    out = _paired_summary(per_seed, [f"{n}_final_loss_gap" for n in names])
-    out["max_loss_gap_upper_2se"] = max(float(np.mean([m[f"{n}_final_loss_gap"] for m in per_seed]))
-                                        + 2 * out[f"{n}_final_loss_gap_se"] for n in names)
+    out = {}
+    for labels, _ in select(per_seed[0], "final_loss_gap"):
+        gaps = np.array([m[labelled("final_loss_gap", **labels)] for m in per_seed])
+        se = float(gaps.std(ddof=1) / np.sqrt(gaps.size)) if gaps.size > 1 else 0.0
+        out[labelled("final_loss_gap_se", **labels)] = se
+        out[labelled("final_loss_gap_upper_2se", **labels)] = float(gaps.mean()) + 2 * se
+    out["max_loss_gap_upper_2se"] = max(v for _, v in select(out, "final_loss_gap_upper_2se"))
     return out
 
 
@@ -451,7 +456,8 @@ REGIMES = [  # fixed by the schedules (tests/llm/est/test_flops.py): measurement
            metrics=["flops_saving", "expected_flops_saving", "flops_counter_max_rel_error"],
            paper="26.7% FLOPs saving on GPT-2, 25.0% on TinyLlama (abstract); our schedule: 26.7% at quick"),
     Regime("FLOPs saving of all three sampled dimensions against the best single one", ablation,
-           metrics=["all_flops_saving", "max_single_flops_saving"], paper="ablation over the sampled dimensions"),
+           metrics=[labelled("flops_saving", variant="all"), "max_single_flops_saving"],
+           paper="ablation over the sampled dimensions"),
     Regime("Pre-training regime: tokens per parameter and the baseline's relative held-out loss drop over the last "
            "20% of steps", efficiency, metrics=["tokens_per_param", "baseline_rel_loss_drop_last_20pct"],
            paper="GPT-2 / TinyLlama pre-training (tens of tokens per parameter)"),
