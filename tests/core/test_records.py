@@ -25,7 +25,8 @@ def _paper():
 
     Claim("value exceeds 5 at paper scale", experiment=grow, check=lambda m: m["value"] > 5, setting="full")
     Claim("value is positive", experiment=grow, check=lambda m: m["value"] > 0)
-    Claim("another metric at paper scale", experiment=grow, check=lambda m: m["other"] > 0, setting="full")
+    Claim("another metric at paper scale", experiment=grow, check=lambda m: m["value"] > 0 and m["other"] > 0,
+          setting="full")
     return paper, grow
 
 
@@ -55,6 +56,7 @@ def test_a_partial_record_lacking_a_claims_metric_is_not_run_and_a_whole_one_is_
     partial = evaluate_paper(paper, empty)[2]  # the record changed y from the full setting
     assert partial.verdict.status == "not run" and "covers part of the setting" in partial.verdict.message
     assert "no metric 'other'" in partial.verdict.message and partial.recorded
+    assert "it recorded value = 9" in partial.verdict.message  # what the part did measure stays visible
     whole = Store(tmp_path / "whole.sqlite")
     whole.put(RunRecord(paper.slug, grow.name, grow.config(full=True), 0, code_version(grow), "full", "ok",
                         {"value": 9.0}))

@@ -283,8 +283,9 @@ class Claim:
         recording = _RecordingMetrics(metrics)
         try:
             result = self.check(recording)
-        except KeyError as exc:
-            return Verdict("error", {}, f"the experiment returned no metric {exc}")
+        except KeyError as exc:  # what it read before the missing key stays visible
+            read = {k: metrics[k] for k in recording.read if k in metrics}
+            return Verdict("error", read, f"the experiment returned no metric {exc}")
         except OutOfRegime as exc:  # the check refuses to judge: say why, with what it read
             return Verdict("not run", {k: metrics[k] for k in recording.read}, f"out of regime: {exc}")
         except Exception as exc:  # a broken check is reported, not raised
