@@ -5,7 +5,7 @@ import math
 import pytest
 from smoke_runs import smoke_summaries
 
-from icml24.core import Context
+from icml24.core import Context, labelled
 from icml24.core.verdicts import claims_of
 from icml24.papers import genco as paper
 
@@ -28,7 +28,7 @@ def test_smoke_runs_give_finite_metrics_the_regime_and_decidable_claims(smoke_me
             <= set(zelda)
     assert zelda["data_tile_kl"] < zelda["plain_tile_kl"]  # held-out levels match the training mix best
     assert 0.0 <= zelda["data_c2st"] <= 1.0 and zelda["genco_cost_time"] > 0 and zelda["genco_solves"] > 0
-    assert {"val_tile_kl_lam10", "val_c2st_lam100", "chosen_lam"} <= set(smoke_metrics["blackbox_lambda"])
+    assert {"val_tile_kl[lam=10.0]", "val_c2st[lam=100.0]", "chosen_lam"} <= set(smoke_metrics["blackbox_lambda"])
     # even in a 3-step smoke run the guarantee holds: GenCO and both repairs are feasible, by the BFS checker
     assert zelda["genco_min_train_feasible"] == 1.0 and zelda["genco_feasible"] == 1.0
     assert zelda["repair_feasible"] == 1.0 and zelda["penalty_repair_feasible"] == 1.0
@@ -85,8 +85,8 @@ def test_margins_compare_with_the_best_feasible_baseline_of_each_metric():
     assert out["objective_margin"] == pytest.approx(-0.1)  # plain + repair, the strongest, wins
     summary = paper._zelda_summary([{**out, "fit_margin_kl": v} for v in (0.04, 0.06)])
     assert summary["fit_margin_kl_se"] == pytest.approx(0.01)
-    assert paper._lambda_summary([{"val_tile_kl_lam1": 0.3, "val_tile_kl_lam10": 0.1, "val_tile_kl_lam100": 0.2}]) \
-        == {"chosen_lam": 10.0}
+    kl = {labelled("val_tile_kl", lam=lam): v for lam, v in ((1.0, 0.3), (10.0, 0.1), (100.0, 0.2))}
+    assert paper._lambda_summary([kl, {**kl, "val_tile_kl[lam=10.0]_std": 9.0}]) == {"chosen_lam": 10.0}
 
 
 def test_regimes_read_the_feasibility_and_diversity_no_null_can_fail(smoke_metrics):

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from icml24.core import Claim, Null, Paper, Regime, experiment
+from icml24.core import Claim, Null, Paper, Regime, experiment, labelled, select
 from icml24.generative import (
     GenCO,
     MLPGenerator,
@@ -213,10 +213,6 @@ def _zelda_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
                                                                       "objective_margin")}
 
 
-def _lam_tag(lam: float) -> str:
-    return f"lam{lam:g}"
-
-
 @experiment(
     PAPER,
     quick={"seeds": 2},
@@ -230,7 +226,7 @@ def blackbox_lambda(ctx, lams: list[float] = LAMS, height: int = 7, width: int =
 
     GenCO is trained as in ``zelda`` (the same training levels and initial generator for every lambda) and its
     samples are compared with ``n_samples`` fresh *validation* levels (their own stream, never the held-out levels
-    the claims read): ``val_tile_kl_lam<l>`` and ``val_c2st_lam<l>``. The summary's ``chosen_lam`` is the lambda of
+    the claims read): ``val_tile_kl[lam=<l>]`` and ``val_c2st[lam=<l>]``. The summary's ``chosen_lam`` is the lambda of
     the lowest mean validation tile KL; ``LAM`` (zelda's default) is set to it.
     """
     levels = random_levels(n_train, height, width, ctx.rng("levels"))
@@ -242,16 +238,16 @@ def blackbox_lambda(ctx, lams: list[float] = LAMS, height: int = 7, width: int =
                       individual_loss=wall_loss, weight=weight, steps=steps, batch_size=batch_size, lr=lr,
                       seed=ctx.child_seed("genco")).fit(one_hot(levels))
         samples = model.sample(n_samples, ctx.torch_generator("samples"))
-        out[f"val_tile_kl_{_lam_tag(lam)}"] = tile_histogram_kl(samples, validation)
-        out[f"val_c2st_{_lam_tag(lam)}"] = c2st_accuracy(samples, validation, seed=ctx.child_seed("c2st"))
-        out[f"val_objective_{_lam_tag(lam)}"] = float(wall_fraction(samples).mean())
+        out[labelled("val_tile_kl", lam=float(lam))] = tile_histogram_kl(samples, validation)
+        out[labelled("val_c2st", lam=float(lam))] = c2st_accuracy(samples, validation, seed=ctx.child_seed("c2st"))
+        out[labelled("val_objective", lam=float(lam))] = float(wall_fraction(samples).mean())
     return out
 
 
 @blackbox_lambda.summarizer
 def _lambda_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
-    lams = [float(k.removeprefix("val_tile_kl_lam")) for k in per_seed[0] if k.startswith("val_tile_kl_lam")]
-    kl = [np.mean([m[f"val_tile_kl_{_lam_tag(lam)}"] for m in per_seed]) for lam in lams]
+    lams = [labels["lam"] for labels, _ in select(per_seed[0], "val_tile_kl")]
+    kl = [np.mean([m[labelled("val_tile_kl", lam=lam)] for m in per_seed]) for lam in lams]
     return {"chosen_lam": lams[int(np.argmin(kl))]}
 
 
@@ -382,8 +378,8 @@ REGIMES = [
            paper="Sec. 4: GenCO trains slower than the plain generator, one solve per design per step"),
     Regime("The blackbox lambda chosen on validation levels: GenCO's validation tile KL and C2ST at each lambda "
            "(zelda's default is the argmin)", blackbox_lambda,
-           metrics=["chosen_lam", *(f"val_tile_kl_{_lam_tag(lam)}" for lam in LAMS),
-                    *(f"val_c2st_{_lam_tag(lam)}" for lam in LAMS)]),
+           metrics=["chosen_lam", *(labelled("val_tile_kl", lam=float(lam)) for lam in LAMS),
+                    *(labelled("val_c2st", lam=float(lam)) for lam in LAMS)]),
     Regime("The solver layer's forward is feasible and one-hot and equals a direct HiGHS solve on random costs; the "
            "fast shortest path equals its MILP (properties of the construction, unit-tested)",
            solver_check, metrics=["zelda_forward_feasible", "zelda_forward_onehot", "zelda_max_objective_gap",
