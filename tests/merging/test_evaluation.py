@@ -49,3 +49,16 @@ def test_regime_metrics_and_bad_arguments():
     with pytest.raises(ValueError, match="masks"):
         evaluate_merging(accuracy, base, tuned, [4], masks="nope")
     assert check_grid("x", [3, 2, 3], 2) == [2, 3]
+
+
+def test_growth_of_mask_shares_and_consensus_k():
+    base, tuned, accuracy = _localized_setting(num_tasks=4)
+    metrics, _ = evaluate_merging(accuracy, base, tuned, [2, 3, 4])
+    for kind in ("catastrophic", "selfish"):
+        shares = [metrics[f"t{c}_{kind}_frac"] for c in (2, 3, 4)]
+        assert metrics[f"{kind}_frac_growth"] == pytest.approx(shares[-1] - shares[0])
+        assert metrics[f"{kind}_frac_min_step"] == pytest.approx(min(shares[1] - shares[0], shares[2] - shares[1]))
+    single, _ = evaluate_merging(accuracy, base, tuned, [4])
+    assert single["selfish_frac_growth"] == 0.0 == single["catastrophic_frac_min_step"]  # one count: no growth
+    empty, _ = evaluate_merging(accuracy, base, tuned, [4], consensus_k=99)  # k > T keeps no weight: the base
+    assert empty["consensus_ta_norm_acc"] == empty["zeroshot_norm_acc"] == empty["consensus_ties_norm_acc"]
