@@ -16,10 +16,9 @@ from sklearn.base import clone
 
 FIELDS = ("agents", "bandits", "causal", "generative", "graph", "kernels", "llm", "merging", "pruning", "rl", "sbi",
           "sdr")
-REQUIRED = {"rank": 2}  # sample values of required parameters
+REQUIRED = {"rank": 2, "score": None}  # sample values of required parameters
 
 PENDING = {
-    "CausalLearnScore", "GES", "KernelScore", "LearnedKernelScore", "MarginalKernelScore", "MedianKernelScore",
     "CellClassifier", "GenCO", "PlainGenerator", "TextDiffusion",
     "CollectiveCertificate", "GCond", "GDEM", "NodeAwareSmoothing",
     "EvolvingSubnetworkTrainer", "LinearQuantizer",

@@ -68,7 +68,7 @@ def test_collider_is_oriented_and_max_parents_is_the_official_maxp_rule():
     ({"tol": float("inf")}, "tol")])
 def test_bad_search_parameters_are_errors_not_empty_graphs(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        GES(GaussianBIC(), **kwargs)
+        GES(GaussianBIC().fit(np.random.default_rng(0).standard_normal((20, 3))), **kwargs).fit()
 
 
 def test_unfitted_score_is_refused():

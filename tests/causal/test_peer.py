@@ -24,3 +24,5 @@ def test_bad_score_names():
         causallearn_ges(np.zeros((5, 2)), "bic")
     with pytest.raises(ValueError, match="one column per variable"):
         CausalLearnScore().fit(np.zeros((5, 3)), groups=[[0, 1], [2]])
+    with pytest.raises(ValueError, match="score must be"):
+        CausalLearnScore("bic").fit(np.random.default_rng(0).standard_normal((5, 2)))

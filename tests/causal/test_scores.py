@@ -67,4 +67,7 @@ def test_multidimensional_groups_and_bad_input():
     with pytest.raises(NotFittedError):
         LearnedKernelScore().local_score(0, [])
     with pytest.raises(ValueError, match="optimizer"):
-        LearnedKernelScore(optimizer="sgd")
+        LearnedKernelScore(optimizer="sgd").fit(_data())
+    for bad in ({"epochs": 0}, {"max_iter": 1.5}, {"lr": -1.0}, {"threshold": float("nan")}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            LearnedKernelScore(**bad).fit(_data())

@@ -14,6 +14,7 @@ from itertools import chain, combinations
 
 import numpy as np
 
+from icml24._estimator import Estimator
 from icml24._validation import check_fitted
 
 from .graphs import dag_to_cpdag, pdag_to_dag
@@ -44,7 +45,7 @@ def _reaches_avoiding(g: np.ndarray, start: int, target: int, blocked: set[int])
     return False
 
 
-class GES:
+class GES(Estimator):
     """Greedy equivalence search with a ``KernelScore``-like score (``local_score(child, parents)``).
 
     Parameters: ``score`` (fitted, lower is better); ``max_parents``: an insertion into Y is considered only while Y
@@ -57,23 +58,25 @@ class GES:
     """
 
     def __init__(self, score, max_parents: int | str | None = "half", tol: float = 0.0):
+        self.score = score
+        self.max_parents = max_parents
+        self.tol = tol
+
+    def _check_params(self) -> None:
+        max_parents, tol = self.max_parents, self.tol
         if not (max_parents is None or max_parents == "half" or (
                 isinstance(max_parents, (int, np.integer)) and not isinstance(max_parents, bool) and max_parents >= 0)):
             raise ValueError(f"max_parents must be a non-negative int, 'half' (the official int(d / 2)) or None (no "
                              f"cap), got {max_parents!r}")
         if isinstance(tol, bool) or not isinstance(tol, (int, float, np.number)) or not math.isfinite(tol) or tol < 0:
             raise ValueError(f"tol must be a finite number >= 0 (the score decrease a step needs), got {tol!r}")
-        self.score = score
-        self.max_parents = max_parents
-        self.tol = float(tol)
-        self.cpdag_ = None
 
     def _local(self, child: int, parents) -> float:
         return self.score.local_score(child, parents)
 
     def _best_insert(self, g: np.ndarray):
         d = len(g)
-        best = (self.tol, None)
+        best = (float(self.tol), None)
         und = (g != 0) & (g.T != 0)
         for y in range(d):
             nbrs_y = set(np.flatnonzero(und[y]).tolist())
@@ -96,7 +99,7 @@ class GES:
 
     def _best_delete(self, g: np.ndarray):
         d = len(g)
-        best = (self.tol, None)
+        best = (float(self.tol), None)
         und = (g != 0) & (g.T != 0)
         for y in range(d):
             nbrs_y = set(np.flatnonzero(und[y]).tolist())
@@ -136,6 +139,7 @@ class GES:
 
     def fit(self) -> GES:
         """Run the forward and backward phases from the empty graph."""
+        self._check_params()
         check_fitted(self.score, "data_")
         start = time.perf_counter()
         before = self.score.n_evaluations_

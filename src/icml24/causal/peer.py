@@ -50,9 +50,11 @@ class CausalLearnScore(KernelScore):
 
     def __init__(self, score: str = "marginal", standardize: bool = True):
         super().__init__(standardize)
-        if score not in CAUSALLEARN_SCORES:
-            raise ValueError(f"score must be one of {sorted(CAUSALLEARN_SCORES)}, got {score!r}")
         self.score = score
+
+    def _check_params(self) -> None:
+        if self.score not in CAUSALLEARN_SCORES:
+            raise ValueError(f"score must be one of {sorted(CAUSALLEARN_SCORES)}, got {self.score!r}")
 
     def fit(self, data: np.ndarray, groups: list[list[int]] | None = None) -> CausalLearnScore:
         super().fit(data, groups)

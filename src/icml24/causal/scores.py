@@ -21,7 +21,8 @@ import numpy as np
 import torch
 from scipy.optimize import minimize
 
-from icml24._validation import check_finite, check_fitted, check_positive
+from icml24._estimator import Estimator
+from icml24._validation import check_finite, check_fitted, check_positive, check_positive_int
 
 from .inputs import as_mixed
 from .likelihood import (
@@ -68,7 +69,7 @@ def _check_groups(groups: list[list[int]] | None, num_columns: int) -> list[list
     return groups
 
 
-class KernelScore:
+class KernelScore(Estimator):
     """Base class: a decomposable local score with a cache keyed by (child, frozenset(parents)).
 
     Subclasses implement ``_compute(child, parents) -> float``; ``n_evaluations_`` counts the computed ones.
@@ -76,12 +77,15 @@ class KernelScore:
 
     def __init__(self, standardize: bool = True):
         self.standardize = standardize
-        self.data_ = None
+
+    def _check_params(self) -> None:
+        """Check the hyperparameters (at ``fit``; ``__init__`` stores them verbatim)."""
 
     def fit(self, data, groups: list[list[int]] | None = None, discrete=None) -> KernelScore:
         """Store ``data`` (n samples x columns: an array or a pandas DataFrame) and the variable groups; empties the
         cache. ``discrete``: which columns are discrete (boolean mask, column indices or DataFrame column names);
         a DataFrame's categorical and boolean columns are discrete (categories by their codes)."""
+        self._check_params()
         data, mask = as_mixed(data, discrete)
         data = check_finite("data", data)
         if data.shape[0] < 3 or data.shape[1] < 1:
@@ -176,14 +180,20 @@ class LearnedKernelScore(KernelScore):
     def __init__(self, optimizer: str = "lbfgsb", max_iter: int = 30, max_fun: int = 30, epochs: int = 200,
                  lr: float = 0.005, threshold: float = 1e-3, standardize: bool = True):
         super().__init__(standardize)
-        if optimizer not in ("lbfgsb", "adam"):
-            raise ValueError(f"optimizer must be 'lbfgsb' or 'adam', got {optimizer!r}")
         self.optimizer = optimizer
-        self.max_iter = int(check_positive("max_iter", max_iter))
-        self.max_fun = int(check_positive("max_fun", max_fun))
-        self.epochs = int(check_positive("epochs", epochs))
-        self.lr = check_positive("lr", lr)
-        self.threshold = check_positive("threshold", threshold, allow_zero=True)
+        self.max_iter = max_iter
+        self.max_fun = max_fun
+        self.epochs = epochs
+        self.lr = lr
+        self.threshold = threshold
+
+    def _check_params(self) -> None:
+        if self.optimizer not in ("lbfgsb", "adam"):
+            raise ValueError(f"optimizer must be 'lbfgsb' or 'adam', got {self.optimizer!r}")
+        for name in ("max_iter", "max_fun", "epochs"):
+            check_positive_int(name, getattr(self, name))
+        check_positive("lr", self.lr)
+        check_positive("threshold", self.threshold, allow_zero=True)
 
     def problem(self, child: int, parents: list[int]):
         """(objective, initial parameters, bounds) for one pair; the objective maps a 1-d float64 tensor to a scalar
@@ -217,9 +227,9 @@ class LearnedKernelScore(KernelScore):
     def _optimise(self, objective, init: np.ndarray, bounds) -> tuple[float, np.ndarray]:
         if self.optimizer == "lbfgsb":
             result = minimize(objective.value_and_grad, init, jac=True, method="L-BFGS-B", bounds=bounds,
-                              options={"maxiter": self.max_iter, "maxfun": self.max_fun, "ftol": 1e-6})
+                              options={"maxiter": int(self.max_iter), "maxfun": int(self.max_fun), "ftol": 1e-6})
             return float(result.fun), result.x
-        return adam(objective.value_and_grad, init, bounds, self.epochs, self.lr)
+        return adam(objective.value_and_grad, init, bounds, int(self.epochs), float(self.lr))
 
     def _compute(self, child: int, parents: list[int]) -> float:
         objective, init, bounds = self.problem(child, parents)
