@@ -16,7 +16,8 @@ from sklearn.base import clone
 
 FIELDS = ("agents", "bandits", "causal", "generative", "graph", "kernels", "llm", "merging", "pruning", "rl", "sbi",
           "sdr")
-REQUIRED = {"rank": 2, "score": None}  # sample values of required parameters
+REQUIRED = {"rank": 2, "score": None, "n_cells": 3, "n_actions": 2, "obs_features": None,  # sample values of
+            "instrument": None}  # required parameters
 
 PENDING = {
     "CellClassifier", "GenCO", "PlainGenerator", "TextDiffusion",
@@ -24,9 +25,7 @@ PENDING = {
     "EvolvingSubnetworkTrainer", "LinearQuantizer",
     "ConsensusMerging", "TALLMasks", "TIESMerging", "TaskArithmetic",
     "CombinatorialSearch", "PrunerComparison",
-    "ConfidenceSet", "DQNExplorer", "FailureLandscape", "LastLayerFinetuner", "NaiveObservationMDP",
-    "PessimisticPolicyOptimizer", "TwoStageBridgeEstimator",
-    "HellingerCorrelation",
+    "DQNExplorer", "FailureLandscape", "LastLayerFinetuner",
 }
 
 

@@ -27,6 +27,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 from scipy.stats import rankdata
 
+from icml24._estimator import Estimator
 from icml24._validation import FittedAttributes, check_finite, check_fitted
 
 ALGORITHMS = ("kdtree", "sweep")
@@ -144,7 +145,7 @@ def hellinger_correlation(x, y, algorithm: str = "kdtree") -> float:
     return hellinger_from_bhattacharyya(bhattacharyya(x, y, algorithm))
 
 
-class HellingerCorrelation(FittedAttributes):
+class HellingerCorrelation(FittedAttributes, Estimator):
     """Nearest-neighbour Hellinger correlation between two scalar samples (estimator face).
 
     Args:

@@ -8,19 +8,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml24._validation import FittedAttributes
+from icml24._estimator import Estimator
+from icml24._validation import FittedAttributes, check_positive_int
 
 from .simulator import check_episodes, check_policy
 
 
-class NaiveObservationMDP(FittedAttributes):
+class NaiveObservationMDP(FittedAttributes, Estimator):
     """Count-based, time-inhomogeneous MDP on observation cells fitted to the logs, evaluated by DP.
 
     Unvisited (cell, action) pairs get reward 0 and a uniform next cell.
     """
 
     def __init__(self, n_cells: int, n_actions: int, cell_edges=None):
-        self.n_cells, self.n_actions, self.cell_edges = int(n_cells), int(n_actions), cell_edges
+        self.n_cells, self.n_actions, self.cell_edges = n_cells, n_actions, cell_edges
+
+    def _check_params(self) -> None:
+        check_positive_int("n_cells", self.n_cells)
+        check_positive_int("n_actions", self.n_actions)
 
     def cells(self, obs: np.ndarray) -> np.ndarray:
         if self.cell_edges is None:
@@ -28,6 +33,7 @@ class NaiveObservationMDP(FittedAttributes):
         return np.searchsorted(np.sort(np.asarray(self.cell_edges, dtype=float)), obs).astype(np.int64)
 
     def fit(self, data) -> NaiveObservationMDP:
+        self._check_params()
         check_episodes(data, self.n_actions)
         C, A, T = self.n_cells, self.n_actions, data.horizon
         c, a, r = self.cells(data.obs), data.actions, data.rewards
@@ -57,6 +63,7 @@ class NaiveObservationMDP(FittedAttributes):
         transition p(c_{t+1} | c_t, a_t), both averaging over the latent state as the behaviour saw it: the bias
         that remains is the method's, not the sample's.
         """
+        self._check_params()
         if (pomdp.n_cells, pomdp.n_actions) != (self.n_cells, self.n_actions):
             raise ValueError(f"the POMDP has {pomdp.n_cells} cells and {pomdp.n_actions} actions, this model "
                              f"{self.n_cells} and {self.n_actions}")

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml24._validation import FittedAttributes, check_positive
+from icml24._estimator import Estimator
+from icml24._random import check_random_state
+from icml24._validation import FittedAttributes, check_positive, check_positive_int
 
 from .identification import Bridges
 from .simulator import check_episodes
@@ -34,7 +36,7 @@ def stage_two(M: np.ndarray, P: np.ndarray, lam2: float) -> tuple[np.ndarray, np
     return np.linalg.solve(H, M.T @ P / n2), H, design
 
 
-class TwoStageBridgeEstimator(FittedAttributes):
+class TwoStageBridgeEstimator(FittedAttributes, Estimator):
     """Estimate b_R and b_D at every step from confounded logs.
 
     Parameters
@@ -44,14 +46,14 @@ class TwoStageBridgeEstimator(FittedAttributes):
     n_actions, n_cells : number of actions, and of policy cells of an observation.
     cell_edges : bin edges of a continuous observation (``None``: the observation is its own cell).
     lambda1 : stage-I ridge; default 1 / N1.  lambda2 : stage-II ridge; default lambda2_scale / sqrt(N2).
-    split : fraction of episodes for stage I.  random_state : seed of the split.
+    split : fraction of episodes for stage I.  random_state : seed of the split (None, an int or a numpy Generator).
     """
 
     def __init__(self, obs_features, instrument, n_actions: int, n_cells: int, cell_edges=None,
                  lambda1: float | None = None, lambda2: float | None = None, lambda2_scale: float = 0.03,
                  split: float = 0.7, random_state: int = 0):
         self.obs_features, self.instrument = obs_features, instrument
-        self.n_actions, self.n_cells, self.cell_edges = int(n_actions), int(n_cells), cell_edges
+        self.n_actions, self.n_cells, self.cell_edges = n_actions, n_cells, cell_edges
         self.lambda1, self.lambda2, self.lambda2_scale = lambda1, lambda2, lambda2_scale
         self.split, self.random_state = split, random_state
 
@@ -68,11 +70,13 @@ class TwoStageBridgeEstimator(FittedAttributes):
 
     def fit(self, data) -> TwoStageBridgeEstimator:
         """Fit every bridge from ``data`` (``Trajectories`` logged by the behaviour policy)."""
+        check_positive_int("n_actions", self.n_actions)
+        check_positive_int("n_cells", self.n_cells)
         if not 0 < self.split < 1:
             raise ValueError(f"split must be in (0, 1), got {self.split}")
         check_episodes(data, self.n_actions, min_episodes=4)  # 4: both stages get at least 2
         n, T = data.n, data.horizon
-        perm = np.random.default_rng(self.random_state).permutation(n)
+        perm = check_random_state(self.random_state).permutation(n)
         n1 = int(round(self.split * n))
         first, second = data.subset(perm[:n1]), data.subset(perm[n1:])
         n2 = n - n1

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._estimator import Estimator
 from icml24._validation import FittedAttributes, check_positive
 
 from .identification import Bridges, _gradients, _policy_of
@@ -91,7 +92,7 @@ class _Block:
         return self.c + s * step
 
 
-class ConfidenceSet(FittedAttributes):
+class ConfidenceSet(FittedAttributes, Estimator):
     """C(xi) around a fitted ``TwoStageBridgeEstimator``.
 
     xi of block k = xi_scale_k * (its number of parameters) / (its sample size: N for m_1, N2 for a bridge), the
@@ -146,7 +147,7 @@ class ConfidenceSet(FittedAttributes):
         return value, current
 
 
-class PessimisticPolicyOptimizer(FittedAttributes):
+class PessimisticPolicyOptimizer(FittedAttributes, Estimator):
     """pi_hat = argmax over a finite policy class of the lower value min_{b in C(xi)} V(pi; b)."""
 
     _fit_call = "fit(estimator, policies)"
