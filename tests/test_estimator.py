@@ -25,7 +25,7 @@ PENDING = {
     "EvolvingSubnetworkTrainer", "LinearQuantizer",
     "ConsensusMerging", "TALLMasks", "TIESMerging", "TaskArithmetic",
     "CombinatorialSearch", "PrunerComparison",
-    "DQNExplorer", "FailureLandscape", "LastLayerFinetuner",
+    "FailureLandscape", "LastLayerFinetuner",
 }
 
 

@@ -113,8 +113,8 @@ def _regime(truth) -> dict[str, float]:
 
 def _explore_dqn(ctx, env, budget: int, rollout: int, key: str):
     """DQN under a total budget: ``budget - rollout`` training queries, then ``rollout`` roll-out episodes."""
-    explorer = DQNExplorer(total_timesteps=budget - rollout, seed=ctx.child_seed("dqn", key)).fit(env)
-    roll = explorer.rollout(env, rollout, seed=ctx.child_seed("rollout", key))
+    explorer = DQNExplorer(total_timesteps=budget - rollout, random_state=ctx.child_seed("dqn", key)).fit(env)
+    roll = explorer.rollout(env, rollout, random_state=ctx.child_seed("rollout", key))
     return explorer, roll, explorer.training_ + roll
 
 
@@ -176,9 +176,10 @@ def explore(ctx, budget: int = 3000, rollout: int = 1000, levels: str = "mild", 
                     "dqn_uncertain_actions": float(landscape.uncertain_.sum())})
     # the official configuration as it really runs (sb3 2.2.1: learning_starts 50,000), same budget
     if explorer == "dqn":
-        official = DQNExplorer.official(total_timesteps=budget - rollout, seed=ctx.child_seed("dqn", "official"))
+        official = DQNExplorer.official(total_timesteps=budget - rollout,
+                                        random_state=ctx.child_seed("dqn", "official"))
         official.fit(env)
-        official_mapped = official.rollout(env, rollout, seed=ctx.child_seed("rollout", "official"))
+        official_mapped = official.rollout(env, rollout, random_state=ctx.child_seed("rollout", "official"))
         official_total, updates = official.training_ + official_mapped, official.n_updates_
     else:
         official_mapped, _, official_total = _explore_random(ctx, env, budget, rollout, "official")
