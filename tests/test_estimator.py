@@ -22,7 +22,7 @@ REQUIRED = {"rank": 2, "score": None, "n_cells": 3, "n_actions": 2, "obs_feature
 PENDING = {
     "CellClassifier", "GenCO", "PlainGenerator", "TextDiffusion",
     "CollectiveCertificate", "GCond", "GDEM", "NodeAwareSmoothing",
-    "EvolvingSubnetworkTrainer", "LinearQuantizer",
+    "EvolvingSubnetworkTrainer",
     "ConsensusMerging", "TALLMasks", "TIESMerging", "TaskArithmetic",
     "CombinatorialSearch", "PrunerComparison",
     "FailureLandscape", "LastLayerFinetuner",

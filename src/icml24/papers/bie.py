@@ -137,7 +137,7 @@ def _synthetic(ctx, rows: int, rate: float, scale: float, n_trials: int) -> dict
     for m in (2, 3, 4):
         bie = BiEFormat(m, 64)
         t, _, _ = minimize_threshold(lambda t, b=bie: _mse(x_cal, b.with_threshold(t).quantize(x_cal)),
-                                     n_trials=n_trials, seed=ctx.child_seed("synthetic", m))
+                                     n_trials=n_trials, random_state=ctx.child_seed("synthetic", m))
         mse_bie, mse_bfp = _mse(x, bie.with_threshold(t).quantize(x)), _mse(x, BFPFormat(m, 64).quantize(x))
         out[f"syn_mse_ratio_bie_over_bfp_m{m}"] = mse_bie / mse_bfp
         out[f"syn_threshold_m{m}"] = t
@@ -188,7 +188,7 @@ def errors(ctx, calibration_tokens: int = 64, eval_sequences: int = 2, eval_len:
         w, xc, xe = layers[name].weight.detach(), x_cal[name], x_eval[name]
         row = {"act_kurtosis": kurtosis(xe), "act_outlier_share": outlier_share(xe), "act_channel_ratio":
                channel_ratio(xe), "weight_kurtosis": kurtosis(w), "weight_outlier_share": outlier_share(w),
-               "act_bimodality": exponent_bimodality(xe, seed=ctx.child_seed("gmm", k),
+               "act_bimodality": exponent_bimodality(xe, random_state=ctx.child_seed("gmm", k),
                                                      max_samples=bimodality_samples)}
         for f in BLOCK_FACTORS:  # blocks of 64 whose max is >= f x their median magnitude (the regime)
             row[f"act_blocks_max_over_median_ge{f}"] = block_outlier_share(xe, 64, f)
@@ -196,7 +196,8 @@ def errors(ctx, calibration_tokens: int = 64, eval_sequences: int = 2, eval_len:
         for fname in FORMATS:
             fmt = _slot_format(fname, bie_slot)
             if fname.startswith("bie") and bie_slot == "bie":
-                r = search_layer(xc, w, act_format=fmt, n_trials=n_trials, seed=ctx.child_seed("search", fname, k))
+                r = search_layer(xc, w, act_format=fmt, n_trials=n_trials,
+                                 random_state=ctx.child_seed("search", fname, k))
                 seconds, evals = seconds + r["seconds"], evals + r["evaluations"]
                 ratio_default.append(r["mse"] / max(r["default_mse"], 1e-30))
                 fmt = fmt.with_threshold(r["act_threshold"])

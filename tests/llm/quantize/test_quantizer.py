@@ -35,6 +35,6 @@ def test_errors_name_the_fix(tiny, ids):
     with pytest.raises(ValueError, match="calibration_ids"):
         LinearQuantizer(None, BiEFormat(2, 32)).fit(tiny)
     with pytest.raises(ValueError, match="weight_format, an act_format"):
-        LinearQuantizer()
+        LinearQuantizer().fit(tiny)
     with pytest.raises(ValueError, match="search"):
-        LinearQuantizer(None, BFPFormat(), search="random")
+        LinearQuantizer(None, BFPFormat(), search="random").fit(tiny)

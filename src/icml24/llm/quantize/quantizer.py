@@ -9,6 +9,8 @@ from contextlib import contextmanager
 import torch
 from torch import nn
 
+from icml24._estimator import Estimator
+from icml24._random import spawn
 from icml24._validation import FittedAttributes, check_fitted
 
 from .calibration import collect_linear_inputs, linear_layers
@@ -20,7 +22,7 @@ def _searchable(fmt) -> bool:
     return fmt is not None and hasattr(fmt, "with_threshold")
 
 
-class LinearQuantizer(FittedAttributes):
+class LinearQuantizer(FittedAttributes, Estimator):
     """Fake-quantize the weights and/or inputs of every linear layer, with per-layer BiE thresholds (paper Sec. 3.3).
 
     ``fit`` collects calibration inputs of every linear layer and, for each BiE format, chooses the layer's outlier
@@ -34,7 +36,8 @@ class LinearQuantizer(FittedAttributes):
         n_trials (int): threshold evaluations per searched format and layer. Default: 12.
         threshold_range (tuple[float, float]): searched interval (log scale) of the relative threshold.
         exclude (tuple[str, ...]): layers whose name contains one of these stay in float32. Default: ``("lm_head",)``.
-        random_state (int): seed of the search. Default: 0.
+        random_state (None, int or numpy Generator): seed of the search (each layer gets its own child stream).
+            Default: 0.
 
     Attributes:
         layers_ (list[str]): quantized layers. weight_thresholds_, act_thresholds_ (dict[str, float]): chosen
@@ -46,17 +49,20 @@ class LinearQuantizer(FittedAttributes):
     def __init__(self, weight_format=None, act_format=None, search: str = "bayes", n_trials: int = 12,
                  threshold_range: tuple[float, float] = (1 / 64, 1.0), exclude: tuple[str, ...] = ("lm_head",),
                  random_state: int = 0):
-        if weight_format is None and act_format is None:
-            raise ValueError("give a weight_format, an act_format or both")
-        if search not in (*METHODS, "none"):
-            raise ValueError(f"search must be one of {(*METHODS, 'none')}, got {search!r}")
         self.weight_format, self.act_format = weight_format, act_format
         self.search, self.n_trials = search, n_trials
-        self.threshold_range, self.exclude, self.random_state = threshold_range, tuple(exclude), random_state
+        self.threshold_range, self.exclude, self.random_state = threshold_range, exclude, random_state
+
+    def _check_params(self) -> None:
+        if self.weight_format is None and self.act_format is None:
+            raise ValueError("give a weight_format, an act_format or both")
+        if self.search not in (*METHODS, "none"):
+            raise ValueError(f"search must be one of {(*METHODS, 'none')}, got {self.search!r}")
 
     def fit(self, model: nn.Module, calibration_ids: torch.Tensor | None = None, progress=None) -> LinearQuantizer:
         """Calibrate on ``calibration_ids`` ([sequences, tokens]); needed only when a BiE threshold is searched."""
-        layers = linear_layers(model, self.exclude)
+        self._check_params()
+        layers = linear_layers(model, tuple(self.exclude))
         if not layers:
             raise ValueError("the model has no nn.Linear layer to quantize (after exclude)")
         self.layers_ = list(layers)
@@ -73,9 +79,10 @@ class LinearQuantizer(FittedAttributes):
         inputs = collect_linear_inputs(model, calibration_ids, self.layers_)
         low, high = self.threshold_range
         names = self.layers_ if progress is None else progress(self.layers_)
-        for k, name in enumerate(names):
+        streams = spawn(self.random_state, len(self.layers_))  # one independent stream per layer
+        for name, stream in zip(names, streams):
             r = search_layer(inputs[name], layers[name].weight.detach(), self.act_format, self.weight_format,
-                             self.search, self.n_trials, low, high, seed=self.random_state + 2 * k)
+                             self.search, self.n_trials, low, high, random_state=stream)
             self.weight_thresholds_[name], self.act_thresholds_[name] = r["weight_threshold"], r["act_threshold"]
             self.calibration_mse_[name], self.default_mse_[name] = r["mse"], r["default_mse"]
             self.evaluations_ += int(r["evaluations"])

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import torch
 
+from icml24._random import check_random_state, seed_int
 from icml24._validation import check_finite
 
 
@@ -56,7 +57,7 @@ def flushed_share(x: torch.Tensor, q: torch.Tensor) -> float:
     return float(((q == 0) & nonzero).double().sum() / max(int(nonzero.sum()), 1))
 
 
-def exponent_bimodality(x: torch.Tensor, seed: int = 0, max_samples: int = 20000) -> float:
+def exponent_bimodality(x: torch.Tensor, random_state=0, max_samples: int = 20000) -> float:
     """BIC gain per sample of a 2- over a 1-component Gaussian mixture on ``log2|x|`` (> 0: two exponent modes).
 
     The paper's "atypical data" argument says LLM tensors are bimodal, which a single shared exponent fits badly.
@@ -67,11 +68,12 @@ def exponent_bimodality(x: torch.Tensor, seed: int = 0, max_samples: int = 20000
     a = a[a > 0]
     if a.size < 10:
         return 0.0
-    rng = np.random.default_rng(seed)
+    rng = check_random_state(random_state)
     if a.size > max_samples:
         a = rng.choice(a, max_samples, replace=False)
     z = np.log2(a)[:, None]
-    bic = [GaussianMixture(k, random_state=seed).fit(z).bic(z) for k in (1, 2)]
+    mixture_seed = seed_int(random_state)  # an int seeds both as before
+    bic = [GaussianMixture(k, random_state=mixture_seed).fit(z).bic(z) for k in (1, 2)]
     return float((bic[0] - bic[1]) / z.shape[0])
 
 
@@ -96,7 +98,7 @@ def perplexity(model, input_ids: torch.Tensor, batch_size: int = 4) -> float:
 
 
 def perplexity_ratio_ci(nll: np.ndarray, competitors: list[np.ndarray], n_boot: int = 2000, level: float = 0.95,
-                        seed: int = 0) -> tuple[float, float, float]:
+                        random_state=0) -> tuple[float, float, float]:
     """Perplexity of ``nll`` over the best (lowest) of ``competitors``, all per-window mean NLLs on the same windows,
     with a paired percentile bootstrap interval: windows are resampled with replacement, the best competitor is
     taken again in every resample. Returns ``(ratio, low, high)``; < 1 means lower perplexity than the best."""
@@ -109,7 +111,7 @@ def perplexity_ratio_ci(nll: np.ndarray, competitors: list[np.ndarray], n_boot: 
     check_finite("competitors", comp)
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
-    rng = np.random.default_rng(seed)
+    rng = check_random_state(random_state)
     idx = rng.integers(0, nll.size, (n_boot, nll.size))
     boot = np.exp(nll[idx].mean(axis=1) - comp[:, idx].mean(axis=2).min(axis=0))
     low, high = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
