@@ -12,6 +12,7 @@ GOOD = {
     "all_conditionals": {"gaussian_tree_likelihood_c2st": 0.55, "gaussian_tree_random_c2st": 0.62},
     "graph_vs_dense": {"undirected_c2st": 0.70, "dense_c2st": 0.90, "dense_minus_undirected": 0.20,
                        "dense_minus_undirected_min": 0.15},
+    "exact_conditional": {"asked_mean_error_sd": 0.1, "asked_sd_ratio": 0.95},
 }
 # for each claim, a plausible measurement that must make it fail
 BAD = [
@@ -19,11 +20,14 @@ BAD = [
     {"gaussian_linear_random_c2st": 0.85},
     {"gaussian_tree_likelihood_c2st": 0.75},
     {"dense_minus_undirected": 0.03},  # inside the seed noise: the mean gap must exceed the margin
+    {"asked_mean_error_sd": 0.53},  # the held-out bias of issue #48 (0.489 against 0.589)
 ]
 
 
 def test_every_claim_holds_on_good_and_fails_on_bad_metrics(claims_can_fail):
     claims_can_fail(paper.CLAIMS, GOOD, BAD)
+    for sd_ratio in (0.7, 1.4):  # a right mean with the wrong spread is no match
+        assert paper.CLAIMS[-1].evaluate({**GOOD["exact_conditional"], "asked_sd_ratio": sd_ratio}).status == "fails"
 
 
 def test_settings_are_typed_lists_and_declare_seeds():
@@ -49,13 +53,13 @@ def test_graph_vs_dense_smoke_is_deterministic_and_decidable(tmp_path):
     assert 0.0 <= first["dense_c2st"] <= 1.0
     summary = first | paper.PAPER.experiments["graph_vs_dense"].summarize([first, again])
     assert summary["dense_minus_undirected_min"] == pytest.approx(first["dense_minus_undirected"])
-    assert paper.CLAIMS[-1].evaluate(summary).status in {"holds", "fails"}
+    assert paper.CLAIMS[3].evaluate(summary).status in {"holds", "fails"}
 
 
 def test_graph_claim_fails_when_one_seed_reverses_the_gap():
     per_seed = [{"dense_minus_undirected": 0.3}, {"dense_minus_undirected": -0.01}]
     summary = {"dense_minus_undirected": 0.145} | paper.PAPER.experiments["graph_vs_dense"].summarize(per_seed)
-    assert paper.CLAIMS[-1].evaluate(summary).status == "fails"
+    assert paper.CLAIMS[3].evaluate(summary).status == "fails"
 
 
 def test_all_conditionals_rejects_tasks_without_closed_form_conditionals():
@@ -65,10 +69,23 @@ def test_all_conditionals_rejects_tasks_without_closed_form_conditionals():
 
 def test_nulls_put_an_untrained_network_or_dense_attention_in_the_simformers_slot():
     nulls = [claim.resolved_null.overrides for claim in paper.CLAIMS]
-    assert nulls == [{"score_network": "untrained"}] * 3 + [{"attention_in_graph_slots": "dense"}]
+    assert nulls == [{"score_network": "untrained"}] * 3 + [{"attention_in_graph_slots": "dense"}] + \
+        [{"score_network": "untrained"}]
     assert paper._steps_for(paper.get_task("two_moons"), paper._training_steps("untrained", 400)) == 0
     assert paper._training_steps("trained", 400) == 400
     with pytest.raises(ValueError, match="score_network"):
         paper._training_steps("npe", 400)
     with pytest.raises(ValueError, match="attention_in_graph_slots"):
         paper.graph_vs_dense(Context(seed=0), attention_in_graph_slots="directed")
+
+
+def test_exact_conditional_smoke_reports_both_trainings_against_the_exact_moments(tmp_path):
+    exp = paper.PAPER.experiments["exact_conditional"]
+    m = exp(Context(seed=0, out_dir=tmp_path), **exp.config(setting="smoke"))
+    assert all(isinstance(v, float) and math.isfinite(v) for v in m.values())
+    assert m["exact_mean"] == pytest.approx(0.589, abs=1e-3) and m["exact_sd"] == pytest.approx(0.188, abs=1e-3)
+    for kind in ("asked", "default"):
+        assert m[f"{kind}_mean_error_sd"] == pytest.approx(abs(m[f"{kind}_mean"] - m["exact_mean"]) / m["exact_sd"],
+                                                          rel=1e-5)
+        assert m[f"{kind}_steps"] == 3.0
+    assert paper.CLAIMS[-1].evaluate(m).status in {"holds", "fails"}

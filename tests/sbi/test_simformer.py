@@ -258,3 +258,43 @@ def test_a_bounded_prior_implies_its_support_by_default_and_false_opts_out():
     assert opted_out.rejection_rate_ == 0.0
     unbounded = torch.distributions.MultivariateNormal(torch.zeros(2), torch.eye(2))
     assert Simformer(prior=unbounded, **kwargs).append_simulations(theta, x).train(max_steps=0).support_ is None
+
+
+def test_asked_conditionals_are_weighted_into_the_training_masks():
+    """Issue #48: ``conditionals`` puts the masks a user will sample into a share ``conditional_weight`` of the rows;
+    without it the official mixture is drawn exactly as before (same stream)."""
+    theta, x = torch.zeros(8, 2), torch.ones(8, 1)
+    asked = Simformer(conditionals=[[1, 0, 1]], conditional_weight=0.5, **TINY).append_simulations(theta, x)
+    asked.train(max_steps=0)
+    masks = asked._sample_condition_masks(4000, torch.Generator().manual_seed(0))
+    share = float((masks == torch.tensor([True, False, True])).all(1).float().mean())
+    # half the rows asked (SE 0.008), plus what the structured half holds of that mask (its Bernoulli masks are drawn
+    # once per batch, so that part is 0 or up to 0.2 of the half)
+    assert 0.47 < share < 0.65
+    every = Simformer(conditionals=[[1, 0, 1], [0, 1, 1]], conditional_weight=1.0, **TINY)
+    every.append_simulations(theta, x).train(max_steps=0)
+    rows = every._sample_condition_masks(400, torch.Generator().manual_seed(1)).int().tolist()
+    assert {tuple(r) for r in rows} == {(1, 0, 1), (0, 1, 1)}  # weight 1: only the asked masks, both drawn
+    plain = Simformer(**TINY).append_simulations(theta, x)
+    plain.train(max_steps=0)
+    off = Simformer(conditionals=[[1, 0, 1]], conditional_weight=0.0, **TINY).append_simulations(theta, x)
+    off.train(max_steps=0)
+    for model in (plain, off):  # no asked masks: the official mixture, draw for draw
+        assert torch.equal(model._sample_condition_masks(50, torch.Generator().manual_seed(3)),
+                           plain._sample_condition_masks(50, torch.Generator().manual_seed(3)))
+    assert "conditionals=[[1, 0, 1]]" in repr(asked) and "conditionals" not in repr(plain)
+
+
+@pytest.mark.parametrize("kwargs, match", [({"conditionals": "posterior"}, "conditionals"),
+                                           ({"conditionals": [[1, 1, 1]]}, "condition_masks"),
+                                           ({"conditional_weight": 1.5}, "conditional_weight"),
+                                           ({"conditional_weight": float("nan")}, "conditional_weight")])
+def test_bad_conditionals_are_rejected(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Simformer(**kwargs)
+
+
+def test_conditionals_must_fit_the_data():
+    model = Simformer(conditionals=[[1, 0, 1, 0]], **TINY).append_simulations(torch.zeros(8, 2), torch.ones(8, 1))
+    with pytest.raises(ValueError, match="conditionals have 4 columns"):
+        model.train(max_steps=0)

@@ -110,3 +110,27 @@ def test_bad_task_shapes_are_rejected():
         gaussian_linear(1).conditional([True, True], [0.0, 0.0])
     with pytest.raises(ValueError, match="unknown task"):
         get_task("slcp")
+
+
+def test_product_task_exact_conditional_of_theta2():
+    """x = theta_1 theta_2 + 0.1 eps: p(theta_2 | theta_1 = 0.5, x = 0.3) is N(0.6, 0.2^2) truncated to [-1, 1]."""
+    from icml24.sbi import ProductTask
+
+    task = ProductTask()
+    mean, sd = task.theta2_moments(0.5, 0.3)
+    grid = np.linspace(-1, 1, 200_001)
+    weights = np.exp(-0.5 * ((0.3 - 0.5 * grid) / 0.1) ** 2)
+    weights /= weights.sum()
+    assert mean == pytest.approx((weights * grid).sum(), abs=1e-6) and abs(mean - 0.589) < 1e-3
+    assert sd == pytest.approx(np.sqrt((weights * (grid - mean) ** 2).sum()), abs=1e-6)
+    samples = task.sample_theta2(100_000, 0.5, 0.3, torch.Generator().manual_seed(0))
+    assert float(samples.mean()) == pytest.approx(mean, abs=4 * sd / math.sqrt(100_000))
+    assert float(samples.max()) <= 1.0 and float(samples.std()) == pytest.approx(sd, rel=0.02)
+    joint = task.simulate_joint(5000, torch.Generator().manual_seed(1))
+    residual = joint[:, 2] - joint[:, 0] * joint[:, 1]
+    assert joint.shape == (5000, 3) and float(residual.std()) == pytest.approx(0.1, rel=0.05)
+    assert get_task("product").graph.tolist() == [[True, False, False], [False, True, False], [True, True, True]]
+    with pytest.raises(ValueError, match="theta1"):
+        task.sample_theta2(5, 0.0, 0.3)
+    with pytest.raises(ValueError, match="noise_std"):
+        ProductTask(noise_std=0.0)

@@ -19,6 +19,7 @@ _EXPORTS: dict[str, str] = {
     "c2st": ".metrics",
     "LinearGaussianTask": ".tasks",
     "TwoMoons": ".tasks",
+    "ProductTask": ".tasks",
     "get_task": ".tasks",
 }
 

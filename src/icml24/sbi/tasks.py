@@ -4,6 +4,8 @@
 * :func:`gaussian_tree` — a linear-Gaussian version of the Simformer paper's tree
   (``theta0 -> theta1, theta2``; ``theta1 -> x0, x1``; ``theta2 -> x2, x3``).
 * :func:`markov_chain` — a linear-Gaussian hidden Markov chain ``theta_k -> theta_{k+1}``, ``theta_k -> x_k``.
+* :class:`ProductTask` — ``theta ~ U(-1, 1)^2``, ``x = theta_1 theta_2 + 0.1 eps``: nonlinear, with the exact
+  conditional ``p(theta_2 | theta_1, x)`` (a truncated Gaussian) mixing an observed parameter and the data.
 * :class:`TwoMoons` — SBIBM's two moons; reference posteriors are SBIBM's shipped samples when the ``sbibm`` package
   files are installed, otherwise exact grid samples of the closed-form likelihood times the uniform prior.
 
@@ -233,6 +235,63 @@ class TwoMoons:
         return torch.as_tensor(np.stack([t0.ravel()[cells], t1.ravel()[cells]], 1) + jitter, dtype=torch.float32)
 
 
+class ProductTask:
+    """``theta ~ U(-1, 1)^2``, ``x = theta_1 theta_2 + noise_std eps`` (issue #48's held-out simulator).
+
+    Given ``theta_1 = a != 0`` and ``x``, the likelihood ``N(x; a theta_2, noise_std^2)`` times the uniform prior makes
+    ``p(theta_2 | theta_1 = a, x)`` the Gaussian ``N(x / a, (noise_std / a)^2)`` truncated to ``[-1, 1]``: exact
+    samples by the inverse CDF (:meth:`sample_theta2`) and exact moments (:meth:`theta2_moments`).
+    """
+
+    name, num_theta, num_x = "product", 2, 1
+
+    def __init__(self, noise_std: float = 0.1):
+        value = float(check_finite("noise_std", float(noise_std)))
+        if value <= 0:
+            raise ValueError(f"noise_std must be > 0, got {noise_std}")
+        self.noise_std = value
+        self.graph = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1]], dtype=bool)
+
+    @property
+    def num_variables(self) -> int:
+        return 3
+
+    def prior(self) -> torch.distributions.Distribution:
+        return torch.distributions.Independent(torch.distributions.Uniform(-torch.ones(2), torch.ones(2)), 1)
+
+    def simulate_joint(self, num: int, generator: torch.Generator | None = None) -> Tensor:
+        generator = generator_or_fresh(generator)
+        theta = 2 * torch.rand(num, 2, generator=generator) - 1
+        x = theta[:, :1] * theta[:, 1:] + self.noise_std * torch.randn(num, 1, generator=generator)
+        return torch.cat([theta, x], dim=1)
+
+    def _truncated(self, theta1: float, x: float) -> tuple[float, float, float, float]:
+        theta1, x = float(check_finite("theta1", theta1)), float(check_finite("x", x))
+        if theta1 == 0.0:
+            raise ValueError("theta1 must be nonzero (at theta1 = 0, x carries no information on theta_2)")
+        mu, sd = x / theta1, self.noise_std / abs(theta1)
+        lo, hi = (math.erf(((b - mu) / sd) / math.sqrt(2)) * 0.5 + 0.5 for b in (-1.0, 1.0))
+        if hi - lo < 1e-12:
+            raise ValueError(f"p(theta_2 | theta_1={theta1}, x={x}) has no mass on [-1, 1] in float64")
+        return mu, sd, lo, hi
+
+    def sample_theta2(self, num: int, theta1: float, x: float, generator: torch.Generator | None = None) -> Tensor:
+        """Exact samples ``[num]`` of ``p(theta_2 | theta_1, x)`` (inverse CDF of the truncated Gaussian)."""
+        mu, sd, lo, hi = self._truncated(theta1, x)
+        u = lo + (hi - lo) * torch.rand(num, generator=generator_or_fresh(generator), dtype=torch.float64)
+        return (mu + sd * torch.special.ndtri(u)).clamp(-1.0, 1.0).float()
+
+    def theta2_moments(self, theta1: float, x: float) -> tuple[float, float]:
+        """Exact mean and standard deviation of ``p(theta_2 | theta_1, x)``."""
+        mu, sd, lo, hi = self._truncated(theta1, x)
+        a, b = (-1.0 - mu) / sd, (1.0 - mu) / sd
+        pdf = lambda z: math.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)  # noqa: E731
+        mass = hi - lo
+        mean = mu + sd * (pdf(a) - pdf(b)) / mass
+        var = sd**2 * (1 + (a * pdf(a) - b * pdf(b)) / mass - ((pdf(a) - pdf(b)) / mass) ** 2)
+        return mean, math.sqrt(var)
+
+
 def _sbibm_csv(task: str, index: int, filename: str) -> np.ndarray | None:
     """Read ``sbibm/tasks/<task>/files/num_observation_<index>/<filename>`` without importing sbibm (None if absent)."""
     spec = importlib.util.find_spec("sbibm")
@@ -248,11 +307,11 @@ def _sbibm_csv(task: str, index: int, filename: str) -> np.ndarray | None:
 
 
 TASKS = {"gaussian_linear": gaussian_linear, "gaussian_tree": gaussian_tree, "markov_chain": markov_chain,
-         "two_moons": TwoMoons}
+         "two_moons": TwoMoons, "product": ProductTask}
 
 
 def get_task(name: str):
-    """Task by name: ``gaussian_linear``, ``gaussian_tree``, ``markov_chain`` or ``two_moons``."""
+    """Task by name: ``gaussian_linear``, ``gaussian_tree``, ``markov_chain``, ``two_moons`` or ``product``."""
     if name not in TASKS:
         raise ValueError(f"unknown task {name!r}; use one of {sorted(TASKS)}")
     return TASKS[name]()
