@@ -79,7 +79,8 @@ def _design_metrics(name: str, levels: np.ndarray, train_keys: set[bytes], held_
         f"{name}_novel": float(np.mean([k not in train_keys for k in keys])),
         f"{name}_objective": float(wall_fraction(levels).mean()),
         f"{name}_tile_kl": tile_histogram_kl(levels, held_out),  # distribution fit to held-out training levels
-        f"{name}_c2st": c2st_accuracy(levels, held_out, seed=seed),  # 0.5: indistinguishable from held-out levels
+        # 0.5: indistinguishable from held-out levels
+        f"{name}_c2st": c2st_accuracy(levels, held_out, random_state=seed),
     }
 
 
@@ -148,15 +149,15 @@ def zelda(ctx, height: int = 7, width: int = 9, n_train: int = 50, n_samples: in
               "steps": steps, "batch_size": batch_size, "lr": lr}
     out = {"data_feasible": float(np.mean(feasibility(levels))), "data_objective": float(wall_fraction(levels).mean()),
            "data_unique": len(train_keys) / len(levels), "data_tile_kl": tile_histogram_kl(levels, held_out),
-           "data_c2st": c2st_accuracy(levels, held_out, seed=ctx.child_seed("c2st", "data"))}
+           "data_c2st": c2st_accuracy(levels, held_out, random_state=ctx.child_seed("c2st", "data"))}
     models = {
-        "genco": GenCO(MLPGenerator(latent_dim, shape, seed=ctx.child_seed("generator")), solver, gradient=gradient,
-                       lam=lam, seed=ctx.child_seed("genco"), **common),
-        "plain": PlainGenerator(MLPGenerator(latent_dim, shape, seed=ctx.child_seed("generator")),
-                                seed=ctx.child_seed("plain"), **common),
-        "penalty": PlainGenerator(MLPGenerator(latent_dim, shape, seed=ctx.child_seed("generator")),
-                                  penalty=zelda_penalty, penalty_weight=penalty_weight, seed=ctx.child_seed("penalty"),
-                                  **common),
+        "genco": GenCO(MLPGenerator(latent_dim, shape, random_state=ctx.child_seed("generator")), solver,
+                       gradient=gradient, lam=lam, random_state=ctx.child_seed("genco"), **common),
+        "plain": PlainGenerator(MLPGenerator(latent_dim, shape, random_state=ctx.child_seed("generator")),
+                                random_state=ctx.child_seed("plain"), **common),
+        "penalty": PlainGenerator(MLPGenerator(latent_dim, shape, random_state=ctx.child_seed("generator")),
+                                  penalty=zelda_penalty, penalty_weight=penalty_weight,
+                                  random_state=ctx.child_seed("penalty"), **common),
     }
     fig, ax = plt.subplots(figsize=(5, 3.2))
     if method != "genco":  # a null in GenCO's slot: no training, the same solver and sampling budget
@@ -234,12 +235,13 @@ def blackbox_lambda(ctx, lams: list[float] = LAMS, height: int = 7, width: int =
     solver, shape = zelda_milp(height, width), (height, width, one_hot(levels).shape[-1])
     out = {}
     for lam in lams:
-        model = GenCO(MLPGenerator(latent_dim, shape, seed=ctx.child_seed("generator")), solver, lam=lam,
+        model = GenCO(MLPGenerator(latent_dim, shape, random_state=ctx.child_seed("generator")), solver, lam=lam,
                       individual_loss=wall_loss, weight=weight, steps=steps, batch_size=batch_size, lr=lr,
-                      seed=ctx.child_seed("genco")).fit(one_hot(levels))
+                      random_state=ctx.child_seed("genco")).fit(one_hot(levels))
         samples = model.sample(n_samples, ctx.torch_generator("samples"))
         out[labelled("val_tile_kl", lam=float(lam))] = tile_histogram_kl(samples, validation)
-        out[labelled("val_c2st", lam=float(lam))] = c2st_accuracy(samples, validation, seed=ctx.child_seed("c2st"))
+        out[labelled("val_c2st", lam=float(lam))] = c2st_accuracy(samples, validation,
+                                                                  random_state=ctx.child_seed("c2st"))
         out[labelled("val_objective", lam=float(lam))] = float(wall_fraction(samples).mean())
     return out
 
@@ -299,7 +301,7 @@ def solver_check(ctx, problems: int = 20, height: int = 7, width: int = 9, grid:
 
     target = torch.as_tensor(rng.uniform(-1, 1, (problems, grid * grid)))
     for name in ("blackbox", "perturbed", "identity"):
-        layer = SolverLayer(fast, gradient=name, lam=5.0, sigma=1.0, samples=8, seed=ctx.child_seed(name))
+        layer = SolverLayer(fast, gradient=name, lam=5.0, sigma=1.0, samples=8, random_state=ctx.child_seed(name))
         c = torch.as_tensor(sp_costs).clone().requires_grad_(True)
         opt = torch.optim.SGD([c], lr=0.5)
         null_gen = ctx.torch_generator("random gradient", name)

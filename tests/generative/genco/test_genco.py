@@ -20,9 +20,9 @@ def _feasible(batch):
 
 @pytest.mark.parametrize("group_loss, gradient", [("gan", "blackbox"), ("vae", "identity")])
 def test_genco_is_feasible_in_every_training_step_and_every_sample(group_loss, gradient):
-    model = GenCO(MLPGenerator(8, (H, W, 6), hidden=32, seed=0), zelda_milp(H, W), group_loss=group_loss,
+    model = GenCO(MLPGenerator(8, (H, W, 6), hidden=32, random_state=0), zelda_milp(H, W), group_loss=group_loss,
                   individual_loss=wall_loss, gradient=gradient, feasibility=_feasible, steps=4, batch_size=4,
-                  hidden=32, seed=0)
+                  hidden=32, random_state=0)
     model.fit(_data())
     assert len(model.train_feasible_) == 4 and min(model.train_feasible_) == 1.0
     samples = model.sample(6, torch.Generator().manual_seed(0))
@@ -32,7 +32,7 @@ def test_genco_is_feasible_in_every_training_step_and_every_sample(group_loss, g
 
 
 def test_genco_gradient_reaches_the_generator():
-    gen = MLPGenerator(8, (H, W, 6), hidden=32, seed=0)
+    gen = MLPGenerator(8, (H, W, 6), hidden=32, random_state=0)
     before = [p.detach().clone() for p in gen.parameters()]
     GenCO(gen, zelda_milp(H, W), individual_loss=wall_loss, weight=10.0, lam=100.0, steps=2, batch_size=4,
           hidden=32).fit(_data())
@@ -40,15 +40,17 @@ def test_genco_gradient_reaches_the_generator():
 
 
 def test_genco_errors_and_not_fitted():
-    gen, solver = MLPGenerator(8, (H, W, 6), hidden=32, seed=0), zelda_milp(H, W)
+    gen, solver = MLPGenerator(8, (H, W, 6), hidden=32, random_state=0), zelda_milp(H, W)
     with pytest.raises(NotFittedError):
         GenCO(gen, solver).sample(2)
     with pytest.raises(ValueError, match="group_loss"):
-        GenCO(gen, solver, group_loss="flow")
+        GenCO(gen, solver, group_loss="flow").fit(_data())
     with pytest.raises(ValueError, match="gradient"):
-        GenCO(gen, solver, gradient="magic")
+        GenCO(gen, solver, gradient="magic").fit(_data())
     with pytest.raises(TypeError, match="latent_dim"):
-        GenCO(torch.nn.Linear(2, 2), solver)
+        GenCO(torch.nn.Linear(2, 2), solver).fit(_data())
+    with pytest.raises(ValueError, match="steps"):
+        GenCO(gen, solver, steps=0).fit(_data())
     bad = _data()
     bad[0, 0, 0, 0] = np.nan
     with pytest.raises(ValueError, match="data contains NaN"):

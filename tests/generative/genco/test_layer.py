@@ -13,7 +13,7 @@ def _choose_k(n=6, k=2):
 
 @pytest.mark.parametrize("gradient", ["blackbox", "perturbed", "identity"])
 def test_forward_feasible_and_gradient_descent_reduces_a_linear_loss(gradient):
-    layer = SolverLayer(_choose_k(), gradient=gradient, lam=2.0, sigma=1.0, samples=8, seed=0)
+    layer = SolverLayer(_choose_k(), gradient=gradient, lam=2.0, sigma=1.0, samples=8, random_state=0)
     target = torch.tensor([[0.0, 0, 0, 0, 1, 1]])  # loss = -target^T x is lowest at choosing 4 and 5
     costs = torch.tensor([[1.0, 0.9, 0.8, 0.0, -0.5, -0.6]], requires_grad=True)
     opt = torch.optim.SGD([costs], lr=1.0)

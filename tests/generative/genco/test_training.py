@@ -8,8 +8,8 @@ from icml24.generative import MLPGenerator, PlainGenerator, one_hot, random_leve
 
 def _run(seed):
     data = one_hot(random_levels(8, 5, 6, np.random.default_rng(0)))
-    model = PlainGenerator(MLPGenerator(4, (5, 6, 6), hidden=16, seed=seed), group_loss="vae", steps=3, batch_size=4,
-                           hidden=16, seed=seed).fit(data)
+    model = PlainGenerator(MLPGenerator(4, (5, 6, 6), hidden=16, random_state=seed), group_loss="vae", steps=3,
+                           batch_size=4, hidden=16, random_state=seed).fit(data)
     return model.losses_, model.sample(4, torch.Generator().manual_seed(0))
 
 

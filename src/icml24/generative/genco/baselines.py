@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from icml24._random import torch_generator
 from icml24._validation import check_fitted, check_positive
 
 from .training import GenerativeTrainer
@@ -23,11 +24,14 @@ class PlainGenerator(GenerativeTrainer):
 
     def __init__(self, generator: torch.nn.Module, group_loss: str = "gan", individual_loss=None,
                  weight: float = 1.0, penalty=None, penalty_weight: float = 1.0, feasibility=None, steps: int = 200,
-                 batch_size: int = 8, lr: float = 1e-3, beta_kl: float = 1.0, hidden: int = 128, seed: int = 0):
+                 batch_size: int = 8, lr: float = 1e-3, beta_kl: float = 1.0, hidden: int = 128, random_state=0):
         super().__init__(generator, group_loss=group_loss, individual_loss=individual_loss, weight=weight,
                          feasibility=feasibility, steps=steps, batch_size=batch_size, lr=lr, beta_kl=beta_kl,
-                         hidden=hidden, seed=seed)
-        self.penalty, self.penalty_weight = penalty, check_positive("penalty_weight", penalty_weight, allow_zero=True)
+                         hidden=hidden, random_state=random_state)
+        self.penalty, self.penalty_weight = penalty, penalty_weight
+
+    def _before_fit(self) -> None:
+        check_positive("penalty_weight", self.penalty_weight, allow_zero=True)
 
     def _decode(self, costs: torch.Tensor, train: bool) -> torch.Tensor:
         return costs.softmax(-1)
@@ -37,11 +41,12 @@ class PlainGenerator(GenerativeTrainer):
             return torch.zeros(costs.shape[0])
         return self.penalty_weight * self.penalty(x)
 
-    def sample_costs(self, n: int, generator: torch.Generator | None = None) -> np.ndarray:
+    def sample_costs(self, n: int, random_state=None) -> np.ndarray:
         """The generator's raw scores (n, *shape) for ``n`` prior latents (the input of a repair)."""
         check_fitted(self, "shape_")
         with torch.no_grad():
-            return self.generator(torch.randn(int(n), self.generator.latent_dim, generator=generator)).numpy()
+            z = torch.randn(int(n), self.generator.latent_dim, generator=torch_generator(random_state))
+            return self.generator(z).numpy()
 
 
 class RepairedGenerator:
@@ -61,5 +66,5 @@ class RepairedGenerator:
         target = hard + self.eps * soft  # Hamming distance to the generated design, then its confidence
         return self.solver.solve(target.reshape(len(costs), -1)).reshape(costs.shape)
 
-    def sample(self, n: int, generator: torch.Generator | None = None) -> np.ndarray:
-        return self.repair(self.base.sample_costs(n, generator)).argmax(-1)
+    def sample(self, n: int, random_state=None) -> np.ndarray:
+        return self.repair(self.base.sample_costs(n, random_state)).argmax(-1)

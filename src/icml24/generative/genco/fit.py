@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._random import seed_int
 
-def c2st_accuracy(generated: np.ndarray, reference: np.ndarray, seed: int = 0, folds: int = 5) -> float:
+
+def c2st_accuracy(generated: np.ndarray, reference: np.ndarray, random_state=0, folds: int = 5) -> float:
     """Cross-validated accuracy of a logistic regression telling ``generated`` from ``reference`` designs.
 
     Both are integer arrays (N, ...) of tile indices (or any categorical cells); each is one-hot encoded per cell.
     The larger sample is cut to the smaller one's size (balanced classes, so chance is 0.5); ``folds``-fold
-    stratified cross-validation, shuffled by ``seed``.
+    stratified cross-validation, shuffled by ``random_state`` (None, an int or a numpy Generator).
     """
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold, cross_val_score
@@ -33,6 +35,6 @@ def c2st_accuracy(generated: np.ndarray, reference: np.ndarray, seed: int = 0, f
     tiles = int(cells.max()) + 1
     features = np.eye(tiles)[cells].reshape(2 * n, -1)  # one-hot per cell
     labels = np.r_[np.ones(n), np.zeros(n)]
-    split = StratifiedKFold(n_splits=folds, shuffle=True, random_state=int(seed))
+    split = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed_int(random_state))
     scores = cross_val_score(LogisticRegression(C=1.0, max_iter=2000), features, labels, cv=split)
     return float(np.mean(scores))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import torch
 
+from icml24._random import seed_int
+
 from .layer import SolverLayer
 from .training import GenerativeTrainer
 
@@ -26,16 +28,20 @@ class GenCO(GenerativeTrainer):
     def __init__(self, generator: torch.nn.Module, solver, group_loss: str = "gan", individual_loss=None,
                  weight: float = 1.0, gradient: str = "blackbox", lam: float = 10.0, sigma: float = 1.0,
                  samples: int = 4, feasibility=None, steps: int = 200, batch_size: int = 8, lr: float = 1e-3,
-                 beta_kl: float = 1.0, hidden: int = 128, seed: int = 0):
+                 beta_kl: float = 1.0, hidden: int = 128, random_state=0):
         super().__init__(generator, group_loss=group_loss, individual_loss=individual_loss, weight=weight,
                          feasibility=feasibility, steps=steps, batch_size=batch_size, lr=lr, beta_kl=beta_kl,
-                         hidden=hidden, seed=seed)
-        self.solver, self.gradient = solver, gradient
-        self.layer = SolverLayer(solver, gradient=gradient, lam=lam, sigma=sigma, samples=samples, seed=seed)
+                         hidden=hidden, random_state=random_state)
+        self.solver, self.gradient, self.lam, self.sigma, self.samples = solver, gradient, lam, sigma, samples
+
+    def _before_fit(self) -> None:
+        """The solver layer, its perturbation noise seeded by ``random_state`` (as the training's)."""
+        self.layer_ = SolverLayer(self.solver, gradient=self.gradient, lam=self.lam, sigma=self.sigma,
+                                  samples=self.samples, random_state=seed_int(self.random_state))
 
     def _decode(self, costs: torch.Tensor, train: bool) -> torch.Tensor:
-        return self.layer(costs)  # x*(c): feasible by construction
+        return self.layer_(costs)  # x*(c): feasible by construction
 
     @property
     def solves_(self) -> int:
-        return self.layer.solves_
+        return self.layer_.solves_

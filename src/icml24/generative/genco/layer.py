@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from icml24._random import seed_int
 from icml24._validation import check_positive
 
 GRADIENTS = ("blackbox", "perturbed", "identity")
@@ -64,12 +65,13 @@ class SolverLayer(torch.nn.Module):
     """``x = SolverLayer(solver)(c)``: a batch of costs (B, ...) to feasible solutions of the same shape.
 
     ``gradient`` picks the estimator (``"blackbox"``, ``"perturbed"``, ``"identity"``); ``lam`` is the blackbox
-    interpolation strength, ``sigma``/``samples`` the perturbation scale and count. ``seed`` fixes the
-    perturbation noise (a private generator; global RNG state is never touched).
+    interpolation strength, ``sigma``/``samples`` the perturbation scale and count. ``random_state`` (None, an
+    int, a numpy Generator or SeedSequence) fixes the perturbation noise (a private stream; global RNG state is
+    never touched).
     """
 
     def __init__(self, solver, gradient: str = "blackbox", lam: float = 10.0, sigma: float = 1.0, samples: int = 4,
-                 seed: int = 0):
+                 random_state=0):
         super().__init__()
         if gradient not in GRADIENTS:
             raise ValueError(f"gradient must be one of {GRADIENTS}, got {gradient!r}")
@@ -80,7 +82,8 @@ class SolverLayer(torch.nn.Module):
         if int(samples) < 1:
             raise ValueError(f"samples must be >= 1, got {samples}")
         self.samples = int(samples)
-        self._seeds = np.random.SeedSequence(seed)
+        self._seeds = (random_state if isinstance(random_state, np.random.SeedSequence)
+                       else np.random.SeedSequence(seed_int(random_state)))
         self.solves_ = 0
 
     def _next_seed(self) -> int:

@@ -7,17 +7,20 @@ import math
 import torch
 from torch import nn
 
+from icml24._random import seed_int
+
 
 class MLPGenerator(nn.Module):
     """``z`` (B, latent_dim) to a cost tensor (B, *shape): the problem representation a solver consumes.
-    ``seed`` (optional) fixes the initial weights without touching the global torch RNG."""
+    ``random_state`` (None, an int or a numpy Generator) fixes the initial weights without touching the global
+    torch RNG (None: torch's global stream, as any ``nn.Module``)."""
 
-    def __init__(self, latent_dim: int, shape: tuple[int, ...], hidden: int = 128, seed: int | None = None):
+    def __init__(self, latent_dim: int, shape: tuple[int, ...], hidden: int = 128, random_state=None):
         super().__init__()
         self.latent_dim, self.shape = int(latent_dim), tuple(int(s) for s in shape)
         with torch.random.fork_rng():
-            if seed is not None:
-                torch.manual_seed(int(seed))
+            if random_state is not None:
+                torch.manual_seed(seed_int(random_state))
             self.net = nn.Sequential(nn.Linear(self.latent_dim, hidden), nn.ReLU(), nn.Linear(hidden, hidden),
                                      nn.ReLU(), nn.Linear(hidden, math.prod(self.shape)))
 

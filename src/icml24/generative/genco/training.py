@@ -13,32 +13,39 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from icml24._validation import FittedAttributes, check_finite, check_fitted, check_positive
+from icml24._estimator import Estimator
+from icml24._random import seed_int, torch_generator
+from icml24._validation import FittedAttributes, check_finite, check_fitted, check_positive, check_positive_int
 
 from .models import MLPCritic, MLPEncoder
 
 GROUP_LOSSES = ("gan", "vae")
 
 
-class GenerativeTrainer(FittedAttributes):
+class GenerativeTrainer(FittedAttributes, Estimator):
     """Base class: subclasses define ``_decode(costs, train)`` (designs that the losses see) and may add a
     ``_penalty(costs, x)``. Learned state: ``critic_`` (GAN) or ``encoder_`` (VAE), ``losses_`` per step,
-    ``train_feasible_`` (share of each step's designs that ``feasibility`` accepts), ``fit_seconds_``."""
+    ``train_feasible_`` (share of each step's designs that ``feasibility`` accepts), ``fit_seconds_``.
+    ``random_state`` (None, an int or a numpy Generator) seeds the side network's initialization and the training
+    noise; ``generator`` is the generative model (a module with ``latent_dim``), trained in place by ``fit``."""
 
     def __init__(self, generator: torch.nn.Module, group_loss: str = "gan", individual_loss=None,
                  weight: float = 1.0, feasibility=None, steps: int = 200, batch_size: int = 8, lr: float = 1e-3,
-                 beta_kl: float = 1.0, hidden: int = 128, seed: int = 0):
-        if group_loss not in GROUP_LOSSES:
-            raise ValueError(f"group_loss must be one of {GROUP_LOSSES}, got {group_loss!r}")
-        if not hasattr(generator, "latent_dim"):
-            raise TypeError("generator needs a latent_dim attribute (the size of z), e.g. MLPGenerator")
+                 beta_kl: float = 1.0, hidden: int = 128, random_state=0):
         self.generator, self.group_loss, self.individual_loss = generator, group_loss, individual_loss
-        self.weight = check_positive("weight", weight, allow_zero=True)
-        self.feasibility, self.steps, self.batch_size = feasibility, int(steps), int(batch_size)
-        self.lr, self.beta_kl = check_positive("lr", lr), check_positive("beta_kl", beta_kl, allow_zero=True)
-        self.hidden, self.seed = int(hidden), int(seed)
-        if self.steps < 1 or self.batch_size < 1:
-            raise ValueError(f"steps and batch_size must be >= 1, got {steps}, {batch_size}")
+        self.weight, self.feasibility, self.steps, self.batch_size = weight, feasibility, steps, batch_size
+        self.lr, self.beta_kl, self.hidden, self.random_state = lr, beta_kl, hidden, random_state
+
+    def _check_params(self) -> None:
+        if self.group_loss not in GROUP_LOSSES:
+            raise ValueError(f"group_loss must be one of {GROUP_LOSSES}, got {self.group_loss!r}")
+        if not hasattr(self.generator, "latent_dim"):
+            raise TypeError("generator needs a latent_dim attribute (the size of z), e.g. MLPGenerator")
+        check_positive("weight", self.weight, allow_zero=True)
+        check_positive("lr", self.lr)
+        check_positive("beta_kl", self.beta_kl, allow_zero=True)
+        for name in ("steps", "batch_size", "hidden"):
+            check_positive_int(name, getattr(self, name))
 
     # --- what subclasses change -------------------------------------------------------------------------------
     def _decode(self, costs: torch.Tensor, train: bool) -> torch.Tensor:
@@ -47,14 +54,19 @@ class GenerativeTrainer(FittedAttributes):
     def _penalty(self, costs: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         return torch.zeros(costs.shape[0])
 
+    def _before_fit(self) -> None:
+        """Build what ``fit`` needs from the parameters (GenCO: its solver layer)."""
+
     # --- training ---------------------------------------------------------------------------------------------
     def fit(self, data) -> GenerativeTrainer:
         """Train on feasible designs ``data`` (N, *shape), e.g. one-hot levels."""
+        self._check_params()
         data = torch.as_tensor(check_finite("data", np.asarray(data, dtype=np.float32)))
         shape = tuple(data.shape[1:])
-        torch_gen = torch.Generator().manual_seed(self.seed)
+        init_seed, torch_gen = seed_int(self.random_state), torch_generator(self.random_state)  # int: the same seed
+        self._before_fit()
         with torch.random.fork_rng():
-            torch.manual_seed(self.seed)  # network initialization only; global state restored on exit
+            torch.manual_seed(init_seed)  # network initialization only; global state restored on exit
             side = MLPCritic(shape, self.hidden) if self.group_loss == "gan" else \
                 MLPEncoder(shape, self.generator.latent_dim, self.hidden)
         params = list(self.generator.parameters()) + ([] if self.group_loss == "gan" else list(side.parameters()))
@@ -104,9 +116,10 @@ class GenerativeTrainer(FittedAttributes):
         """Designs as the checker reads them: the argmax over the last axis (one-hot stays one-hot)."""
         return x.argmax(-1).numpy()
 
-    def sample(self, n: int, generator: torch.Generator | None = None) -> np.ndarray:
-        """``n`` designs from the prior (N(0, I) latents), hard-decoded; for levels, (n, H, W) tile indices."""
+    def sample(self, n: int, random_state=None) -> np.ndarray:
+        """``n`` designs from the prior (N(0, I) latents), hard-decoded; for levels, (n, H, W) tile indices.
+        ``random_state``: None, an int, a numpy Generator or a torch Generator (used as is)."""
         check_fitted(self, "shape_")
         with torch.no_grad():
-            z = torch.randn(int(n), self.generator.latent_dim, generator=generator)
+            z = torch.randn(int(n), self.generator.latent_dim, generator=torch_generator(random_state))
             return self._hard(self._decode(self.generator(z), train=False))
