@@ -17,12 +17,12 @@ from sklearn.base import clone
 FIELDS = ("agents", "bandits", "causal", "generative", "graph", "kernels", "llm", "merging", "pruning", "rl", "sbi",
           "sdr")
 REQUIRED = {"rank": 2, "score": None, "n_cells": 3, "n_actions": 2, "obs_features": None,  # sample values of
-            "instrument": None, "generator": None, "solver": None}  # required parameters
+            "instrument": None, "generator": None, "solver": None,
+            "config": None}  # required parameters
 
 PENDING = {
     "CellClassifier", "TextDiffusion",
     "CollectiveCertificate", "GCond", "GDEM", "NodeAwareSmoothing",
-    "EvolvingSubnetworkTrainer",
     "ConsensusMerging", "TALLMasks", "TIESMerging", "TaskArithmetic",
     "CombinatorialSearch", "PrunerComparison",
     "FailureLandscape", "LastLayerFinetuner",

@@ -68,7 +68,7 @@ def _flops_check(ctx, config: GPTConfig, schedule: EvolvingSubnetworkSchedule) -
     import torch
 
     math_config = GPTConfig(**{**config.__dict__, "attention": "math"})
-    model = GPT(math_config, generator=ctx.torch_generator("flops", "model"))
+    model = GPT(math_config, random_state=ctx.torch_generator("flops", "model"))
     x = torch.randint(0, config.vocab_size, (2, config.block_size), generator=ctx.torch_generator("flops", "data"))
     sampler = SubnetworkSampler(math_config, schedule, ctx.torch_generator("flops", "sampler"))
     gaps = []
@@ -104,7 +104,7 @@ def _train_lockstep(ctx, config, schedules: dict[str, tuple[EvolvingSubnetworkSc
     """All runs (``name: (schedule, steps)``) with the same seed, tokens per step and LR schedule shape, one step of
     each in turn in this process (so the shared machine's load falls on every run alike and their step times
     compare)."""
-    runs = {name: EvolvingSubnetworkTrainer(config, schedule, seed=seed, steps=steps, **kw)
+    runs = {name: EvolvingSubnetworkTrainer(config, schedule, random_state=seed, steps=steps, **kw)
             for name, (schedule, steps) in schedules.items()}
     fit_lockstep(list(runs.values()), train, val, progress=ctx.progress)
     return runs

@@ -17,7 +17,7 @@ def one_thread():
 def tiny():
     """A 3-layer, 4-head, d=32 GPT (math attention so flop_counter sees it) and a random batch."""
     config = GPTConfig(vocab_size=64, block_size=16, n_layer=3, n_head=4, n_embd=32, attention="math")
-    model = GPT(config, generator=torch.Generator().manual_seed(3))
+    model = GPT(config, random_state=torch.Generator().manual_seed(3))
     gen = torch.Generator().manual_seed(4)
     x = torch.randint(0, 64, (2, 16), generator=gen)
     y = torch.randint(0, 64, (2, 16), generator=gen)

@@ -69,7 +69,7 @@ def test_sdpa_and_math_attention_agree(tiny):
 
 def test_init_never_touches_the_global_stream():
     before = torch.random.get_rng_state()
-    GPT(GPTConfig(block_size=8, n_layer=1, n_head=2, n_embd=8), generator=torch.Generator().manual_seed(1))
+    GPT(GPTConfig(block_size=8, n_layer=1, n_head=2, n_embd=8), random_state=torch.Generator().manual_seed(1))
     assert torch.equal(before, torch.random.get_rng_state())
 
 

@@ -21,7 +21,7 @@ def _tokens(n, seed):
 
 
 def _trainer(schedule=None, **kw):
-    args = {"steps": 12, "batch_size": 4, "eval_every": 4, "eval_batches": 2, "lr": 3e-3, "seed": 5}
+    args = {"steps": 12, "batch_size": 4, "eval_every": 4, "eval_batches": 2, "lr": 3e-3, "random_state": 5}
     return EvolvingSubnetworkTrainer(CONFIG, schedule, **{**args, **kw})
 
 
@@ -37,7 +37,7 @@ def test_resume_from_checkpoint_continues_the_same_loss_curve(tmp_path):
     np.testing.assert_array_equal(resumed.step_flops_, straight.step_flops_)
     assert [e["val_loss"] for e in resumed.evals_] == [e["val_loss"] for e in straight.evals_]
     # and a run that does not restore its state would differ (the test can fail)
-    fresh = _trainer(checkpoint_path=tmp_path / "other.pt", seed=6).fit(train, val)
+    fresh = _trainer(checkpoint_path=tmp_path / "other.pt", random_state=6).fit(train, val)
     assert not np.array_equal(fresh.train_loss_, straight.train_loss_)
 
 
@@ -82,7 +82,7 @@ def test_same_seed_same_run_and_errors():
     with pytest.raises(ValueError, match="NaN"):
         _trainer().fit(np.full(100, np.nan), val)
     with pytest.raises(ValueError, match="steps"):
-        _trainer(steps=0)
+        _trainer(steps=0).fit(train, val)
     lr = _trainer(steps=100, warmup=0.1)
     assert lr.learning_rate(0) < lr.learning_rate(9) and lr.learning_rate(9) == pytest.approx(3e-3)
     assert lr.learning_rate(99) == pytest.approx(3e-4, rel=0.01)

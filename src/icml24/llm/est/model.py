@@ -14,6 +14,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F  # noqa: N812
 
+from icml24._random import torch_generator
+
 
 @dataclass(frozen=True)
 class GPTConfig:
@@ -168,10 +170,10 @@ class GPT(nn.Module):
     """Decoder-only transformer with tied input/output embeddings; ``forward(idx, subnetwork=...)`` trains a part.
 
     Initialisation follows GPT-2 (normal(0, 0.02), residual projections scaled by 1/sqrt(2 n_layer)) and draws
-    only from ``generator``, never from torch's global stream.
+    only from ``random_state`` (an int, a numpy or torch Generator; default 0), never from torch's global stream.
     """
 
-    def __init__(self, config: GPTConfig, generator: torch.Generator | None = None):
+    def __init__(self, config: GPTConfig, random_state=0):
         super().__init__()
         self.config = config
         with torch.random.fork_rng(devices=[]):  # torch's default init draws globally; ours replaces it below
@@ -179,7 +181,7 @@ class GPT(nn.Module):
             self.wpe = nn.Embedding(config.block_size, config.n_embd)
             self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
             self.ln_f = nn.LayerNorm(config.n_embd)
-        generator = generator if generator is not None else torch.Generator().manual_seed(0)
+        generator = torch_generator(random_state)
         residual_std = 0.02 / math.sqrt(2 * config.n_layer)
         for name, param in self.named_parameters():
             if param.ndim == 2:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
+from icml24._random import torch_generator
 from icml24._validation import check_finite
 
 from .model import GPTConfig, Subnetwork
@@ -82,16 +83,17 @@ def _count(p: float, total: int) -> int:
 
 class SubnetworkSampler:
     """Draws a fresh subnetwork at every step (Sec. 3): round(p_L n_layer) layers, and in each active layer
-    round(p_H n_head) heads and round(p_M n_mlp) MLP units, uniformly without replacement from ``generator``.
+    round(p_H n_head) heads and round(p_M n_mlp) MLP units, uniformly without replacement from ``random_state``
+    (an int, a numpy or torch Generator; default 0).
 
     The 1/p rescaling uses the realised fraction (k / N), so it is exact when p N is not an integer.
     """
 
     def __init__(self, config: GPTConfig, schedule: EvolvingSubnetworkSchedule,
-                 generator: torch.Generator | None = None):
+                 random_state=0):
         self.config = config
         self.schedule = schedule
-        self.generator = generator if generator is not None else torch.Generator().manual_seed(0)
+        self.generator = torch_generator(random_state)
 
     def shape(self, stage: Stage) -> tuple[int, int, int]:
         """(active layers, heads per active layer, MLP units per active layer) of a stage."""

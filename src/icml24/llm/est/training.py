@@ -19,7 +19,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from icml24._validation import FittedAttributes, check_finite, check_positive
+from icml24._estimator import Estimator
+from icml24._random import seed_int
+from icml24._validation import FittedAttributes, check_finite, check_positive, check_positive_int
 
 from .flops import subnetwork_flops
 from .model import GPT, GPTConfig
@@ -52,7 +54,7 @@ class _Run:
     end: int
 
 
-class EvolvingSubnetworkTrainer(FittedAttributes):
+class EvolvingSubnetworkTrainer(FittedAttributes, Estimator):
     """Train a :class:`GPT` for ``steps`` steps of ``batch_size`` x ``block_size`` tokens under ``schedule``.
 
     Args:
@@ -64,7 +66,8 @@ class EvolvingSubnetworkTrainer(FittedAttributes):
         eval_every, eval_batches: held-out loss of the full model every ``eval_every`` steps (and at the end), on
             ``eval_batches`` fixed batches of evenly spaced windows.
         checkpoint_path, checkpoint_every: where and how often to save; ``fit`` resumes from an existing file.
-        seed: derives the initial weights, the data order and the subnetwork draws (three independent streams).
+        random_state: None, an int or a numpy Generator; derives the initial weights, the data order and the
+            subnetwork draws (three independent streams).
 
     Learned state: ``model_``, ``train_loss_`` (per step), ``step_flops_`` (analytic, per step), ``step_seconds_``
     and ``step_cpu_seconds_`` (wall clock and this thread's CPU time per step, evaluation excluded), ``evals_``
@@ -75,21 +78,22 @@ class EvolvingSubnetworkTrainer(FittedAttributes):
     def __init__(self, config: GPTConfig, schedule: EvolvingSubnetworkSchedule | None = None, steps: int = 1000,
                  batch_size: int = 16, lr: float = 3e-3, min_lr_ratio: float = 0.1, warmup: float = 0.05,
                  weight_decay: float = 0.1, grad_clip: float = 1.0, eval_every: int = 100, eval_batches: int = 8,
-                 checkpoint_path: str | Path | None = None, checkpoint_every: int = 0, seed: int = 0):
-        self.config = config
-        self.schedule = schedule if schedule is not None else EvolvingSubnetworkSchedule.default()
-        self.steps, self.batch_size = int(steps), int(batch_size)
+                 checkpoint_path: str | Path | None = None, checkpoint_every: int = 0, random_state=0):
+        self.config, self.schedule, self.steps, self.batch_size = config, schedule, steps, batch_size
         self.lr, self.min_lr_ratio, self.warmup = lr, min_lr_ratio, warmup
         self.weight_decay, self.grad_clip = weight_decay, grad_clip
-        self.eval_every, self.eval_batches = int(eval_every), int(eval_batches)
-        self.checkpoint_path = Path(checkpoint_path) if checkpoint_path is not None else None
-        self.checkpoint_every = int(checkpoint_every)
-        self.seed = int(seed)
+        self.eval_every, self.eval_batches = eval_every, eval_batches
+        self.checkpoint_path, self.checkpoint_every, self.random_state = checkpoint_path, checkpoint_every, random_state
+
+    def _check_params(self) -> None:
+        """Check the hyperparameters and derive ``schedule_`` and ``checkpoint_path_`` (at fit)."""
         for name in ("steps", "batch_size", "eval_every", "eval_batches"):
-            check_positive(name, getattr(self, name))
-        check_positive("lr", lr)
-        for name in ("min_lr_ratio", "warmup", "weight_decay", "grad_clip"):
+            check_positive_int(name, getattr(self, name))
+        check_positive("lr", self.lr)
+        for name in ("min_lr_ratio", "warmup", "weight_decay", "grad_clip", "checkpoint_every"):
             check_positive(name, getattr(self, name), allow_zero=True)
+        self.schedule_ = self.schedule if self.schedule is not None else EvolvingSubnetworkSchedule.default()
+        self.checkpoint_path_ = Path(self.checkpoint_path) if self.checkpoint_path is not None else None
 
     def learning_rate(self, step: int) -> float:
         """Warm-up then cosine decay; the same for every schedule (the paper's comparison keeps it fixed)."""
@@ -101,7 +105,7 @@ class EvolvingSubnetworkTrainer(FittedAttributes):
         return floor + 0.5 * (self.lr - floor) * (1 + math.cos(math.pi * min(1.0, progress)))
 
     def _streams(self) -> tuple[torch.Generator, torch.Generator, torch.Generator]:
-        seeds = np.random.SeedSequence(self.seed).generate_state(3)
+        seeds = np.random.SeedSequence(seed_int(self.random_state)).generate_state(3)  # int: itself
         return tuple(torch.Generator().manual_seed(int(s)) for s in seeds)
 
     def _optimizer(self, model: GPT) -> torch.optim.AdamW:
@@ -149,24 +153,25 @@ class EvolvingSubnetworkTrainer(FittedAttributes):
 
     def _start(self, train_tokens, val_tokens, stop_after: int | None) -> _Run:
         """Build (or restore from the checkpoint) everything one run needs."""
+        self._check_params()
         cfg = self.config
         train = _as_tokens("train_tokens", train_tokens, cfg.vocab_size, cfg.block_size)
         val = _as_tokens("val_tokens", val_tokens, cfg.vocab_size, cfg.block_size)
         model_gen, data_gen, sampler_gen = self._streams()
-        model = GPT(cfg, generator=model_gen)
+        model = GPT(cfg, random_state=model_gen)
         optimizer = self._optimizer(model)
-        sampler = SubnetworkSampler(cfg, self.schedule, sampler_gen)
+        sampler = SubnetworkSampler(cfg, self.schedule_, sampler_gen)
         state = {"step": 0, "train_loss": [], "step_flops": [], "step_seconds": [], "step_cpu_seconds": [],
                  "evals": []}
-        if self.checkpoint_path is not None and self.checkpoint_path.exists():
+        if self.checkpoint_path_ is not None and self.checkpoint_path_.exists():
             try:
-                saved = torch.load(self.checkpoint_path, weights_only=True)  # tensors and plain data: no code runs
+                saved = torch.load(self.checkpoint_path_, weights_only=True)  # tensors and plain data: no code runs
             except pickle.UnpicklingError as exc:
-                raise ValueError(f"{self.checkpoint_path} holds objects other than tensors and plain data (refused, "
+                raise ValueError(f"{self.checkpoint_path_} holds objects other than tensors and plain data (refused, "
                                  f"nothing in it was run: {str(exc).splitlines()[0][:120]})") from None
             if saved.get("config") != dataclasses.asdict(cfg):
-                raise ValueError(f"{self.checkpoint_path} was written for another model configuration; delete it or "
-                                 "pass another checkpoint_path")
+                raise ValueError(f"{self.checkpoint_path_} was written for another model configuration; delete it "
+                                 "or pass another checkpoint_path")
             model.load_state_dict(saved["model"])
             optimizer.load_state_dict(saved["optimizer"])
             data_gen.set_state(saved["data_generator"])
@@ -184,7 +189,7 @@ class EvolvingSubnetworkTrainer(FittedAttributes):
             for group in optimizer.param_groups:
                 group["lr"] = self.learning_rate(step)
             x, y = self._batch(run.train, run.data_gen)
-            subnetwork = None if self.schedule.is_full() else run.sampler.sample(step, self.steps)
+            subnetwork = None if self.schedule_.is_full() else run.sampler.sample(step, self.steps)
             _, loss = model(x, y, subnetwork=subnetwork)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -203,7 +208,7 @@ class EvolvingSubnetworkTrainer(FittedAttributes):
                                        "flops": float(sum(state["step_flops"])),
                                        "seconds": float(sum(state["step_seconds"])),
                                        "val_loss": self.evaluate(run.val, model)})
-            if self.checkpoint_path is not None and (state["step"] == run.end or (
+            if self.checkpoint_path_ is not None and (state["step"] == run.end or (
                     self.checkpoint_every and state["step"] % self.checkpoint_every == 0)):
                 self._save(model, optimizer, run.data_gen, run.sampler, state)
             yield state["step"]
@@ -218,12 +223,12 @@ class EvolvingSubnetworkTrainer(FittedAttributes):
         self.final_val_loss_ = self.evals_[-1]["val_loss"] if self.evals_ else math.nan
 
     def _save(self, model, optimizer, data_gen, sampler, state) -> None:
-        self.checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.checkpoint_path.with_name(self.checkpoint_path.name + ".tmp")
+        self.checkpoint_path_.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.checkpoint_path_.with_name(self.checkpoint_path_.name + ".tmp")
         torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                     "data_generator": data_gen.get_state(), "sampler": sampler.state_dict(), "state": state,
                     "config": dataclasses.asdict(self.config)}, tmp)  # plain data: loadable with weights_only
-        os.replace(tmp, self.checkpoint_path)
+        os.replace(tmp, self.checkpoint_path_)
 
     def flops_saving(self) -> float:
         """1 - sum_t FLOPs(subnetwork_t) / (steps x FLOPs(full model)) over the steps run."""
