@@ -22,7 +22,6 @@ REQUIRED = {"rank": 2, "score": None, "n_cells": 3, "n_actions": 2, "obs_feature
 
 PENDING = {
     "CellClassifier", "TextDiffusion",
-    "CollectiveCertificate", "GCond", "GDEM", "NodeAwareSmoothing",
     "ConsensusMerging", "TALLMasks", "TIESMerging", "TaskArithmetic",
     "CombinatorialSearch", "PrunerComparison",
     "FailureLandscape", "LastLayerFinetuner",

@@ -52,6 +52,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
+from ..._estimator import Estimator
+
 RELAXATIONS = ("lp2_reduced", "lp2", "lp1")
 HOPS = (2, 3)
 
@@ -331,7 +333,7 @@ def _check_budget(rho: int, tau: int) -> None:
         raise ValueError(f"rho (injected nodes) and tau (edges per node) must be >= 1, got rho={rho}, tau={tau}")
 
 
-class CollectiveCertificate:
+class CollectiveCertificate(Estimator):
     """Collective certificate of Lai et al. (ICML 2024): bound the number of targets flippable at once.
 
     Soundness condition: the smoothed base classifier's prediction at ``v`` must depend on injected nodes only

@@ -18,6 +18,8 @@ import torch
 from scipy import stats
 from torch import Tensor, nn
 
+from ..._estimator import Estimator
+from ..._random import spawn, torch_generator
 from ..._validation import check_fitted
 from ..nn import GAT, GCN
 from ..operators import sparse_features
@@ -179,7 +181,7 @@ def _base_model(name: str, in_channels: int, out_channels: int, hidden_channels:
     raise ValueError(f"unknown base model {name!r}; expected 'gcn' or 'gat'")
 
 
-class NodeAwareSmoothing:
+class NodeAwareSmoothing(Estimator):
     """Node-aware bi-smoothed GNN classifier (Lai et al., S&P 2024), as used by the collective certificate.
 
     ``fit`` trains a GCN/GAT under the smoothing noise; ``votes`` draws ``num_samples`` perturbed graphs
@@ -199,8 +201,8 @@ class NodeAwareSmoothing:
         num_samples (int, default 100_000): Monte Carlo samples N.
         batch_size (int, default 1000): perturbed graphs per forward pass.
         alpha (float, default 2 * 0.01 / 7): Clopper–Pearson level (the official value).
-        seed (int, default 0): seeds initialisation, training noise and sampling (torch's global generator is
-            left untouched).
+        seed (int, default 0): seeds initialisation and training noise; the Monte Carlo votes draw from an
+            independent child stream (``SeedSequence.spawn``). Torch's global generator is left untouched.
     """
 
     def __init__(self, p_e: float = 0.9, p_n: float = 0.8, model: str = "gcn", hidden_channels: int = 64,
@@ -218,7 +220,7 @@ class NodeAwareSmoothing:
             if getattr(data, name, None) is None:
                 raise ValueError(f"data needs a '{name}' attribute (a torch_geometric Data with x, edge_index, y)")
         num_classes = int(data.y.max()) + 1
-        generator = torch.Generator().manual_seed(self.seed)
+        generator = torch_generator(self.seed)
         with forked_rng():  # building the model must not advance torch's global generator; fit redraws it
             self.model_ = _base_model(self.model, data.x.shape[1], num_classes, self.hidden_channels, self.dropout,
                                       self.normalization)
@@ -233,7 +235,7 @@ class NodeAwareSmoothing:
         check_fitted(self, "model_")
         counts = smoothed_votes(self.model_, sparse_features(data.x), data.edge_index, self.p_e, self.p_n,
                                 self.num_samples, self.num_classes_, self.batch_size,
-                                torch.Generator().manual_seed(self.seed + 1))
+                                torch_generator(spawn(self.seed, 1)[0]))  # the votes' own stream
         self.counts_ = counts.numpy()
         return self.counts_
 

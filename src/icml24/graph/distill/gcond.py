@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch_geometric.data import Data
 
+from ..._estimator import Estimator
 from ..._validation import FittedAttributes, check_finite, check_positive
 from ..operators import normalized_adjacency
 from .initialization import synthetic_labels
@@ -30,7 +31,7 @@ def gradient_distance(grad_syn: torch.Tensor, grad_real: torch.Tensor) -> torch.
     return (1.0 - cosine).sum()
 
 
-class GCond(FittedAttributes):
+class GCond(FittedAttributes, Estimator):
     r"""Graph condensation by one-class-at-a-time gradient matching (GCond, Jin et al. 2022, Algorithm 1).
 
     The condensation network is SGC (``S^K X W + b``, the official ``--sgc=1`` used on CiteSeer and Cora):

@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch_geometric.data import Data
 
+from ..._estimator import Estimator
 from ..._validation import FittedAttributes
 from .initialization import initial_features, sbm_eigenvectors, synthetic_labels, train_feature_mlp
 from .losses import (
@@ -22,7 +23,7 @@ from .losses import (
 from .spectral import laplacian_eigenpairs, select_eigenpairs
 
 
-class GDEM(FittedAttributes):
+class GDEM(FittedAttributes, Estimator):
     r"""Graph Distillation with Eigenbasis Matching (Liu, Bo & Shi, ICML 2024).
 
     Distils a labelled graph into ``n' = floor(r * n_train)`` synthetic nodes whose graph copies the real
