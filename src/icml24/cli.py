@@ -113,7 +113,8 @@ def _claims_table(results: list[ClaimResult], title: str = "claims") -> None:
         table.add_column(column, overflow="fold")
     for r in results:
         style = _VERDICT_STYLE[r.verdict.status]
-        row = [r.paper.slug, r.claim.text, measured_text(r), f"[{style}]{r.verdict.status}[/]", str(r.num_seeds)]
+        row = [r.paper.slug, escape(r.claim.text), escape(measured_text(r)), f"[{style}]{r.verdict.status}[/]",
+               str(r.num_seeds)]
         if with_nulls:
             row.append(escape(null_text(r)))
         table.add_row(*row)
