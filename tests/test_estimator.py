@@ -21,7 +21,6 @@ REQUIRED = {"rank": 2, "score": None, "n_cells": 3, "n_actions": 2, "obs_feature
             "config": None}  # required parameters
 
 PENDING = {
-    "CellClassifier", "TextDiffusion",
     "ConsensusMerging", "TALLMasks", "TIESMerging", "TaskArithmetic",
     "CombinatorialSearch", "PrunerComparison",
     "FailureLandscape", "LastLayerFinetuner",

@@ -105,7 +105,7 @@ def test_bad_sampling_settings_are_clear_errors(steps, guidance, message):
     from icml24.generative import TextDiffusion, sample_scenes, tokenize
 
     images, captions = sample_scenes(16, np.random.default_rng(0))
-    tiny = TextDiffusion(channels=8, train_steps=1, batch_size=4).fit(images, tokenize(captions),
-                                                                      torch.Generator().manual_seed(0))
+    tiny = TextDiffusion(channels=8, train_steps=1, batch_size=4,
+                         random_state=torch.Generator().manual_seed(0)).fit(images, tokenize(captions))
     with pytest.raises(ValueError, match=message):
         paper.generate_full(tiny, ["red circle"], torch.zeros(1, 3, 16, 16), torch.Generator(), steps, guidance)

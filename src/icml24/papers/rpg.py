@@ -78,15 +78,16 @@ CHANNELS, TRAIN_STEPS = 24, 2000
 def _build_diffusion(channels: int, train_steps: int, batch_size: int, num_scenes: int):
     def build(bctx) -> dict:
         images, captions = sample_scenes(num_scenes, bctx.rng("scenes"))
-        model = TextDiffusion(channels=channels, train_steps=train_steps, batch_size=batch_size)
-        return model.fit(images, tokenize(captions), bctx.torch_generator("ddpm")).state()
+        model = TextDiffusion(channels=channels, train_steps=train_steps, batch_size=batch_size,
+                              random_state=bctx.torch_generator("ddpm"))
+        return model.fit(images, tokenize(captions)).state()
 
     return build
 
 
 def _build_classifier(num_train: int, epochs: int):
     def build(bctx) -> dict:
-        return CellClassifier(num_train=num_train, epochs=epochs).fit(bctx.rng("classifier")).state()
+        return CellClassifier(num_train=num_train, epochs=epochs, random_state=bctx.rng("classifier")).fit().state()
 
     return build
 

@@ -19,9 +19,9 @@ def test_refuses_bad_input_and_use_before_fit():
     bad = np.zeros((2, 3, 16, 16))
     bad[0, 0, 0, 0] = np.nan
     with pytest.raises(ValueError, match="images"):
-        TextDiffusion(train_steps=1).fit(bad, np.zeros((2, 12)), torch.Generator())
+        TextDiffusion(train_steps=1).fit(bad, np.zeros((2, 12)))
     with pytest.raises(ValueError, match="16, 16"):
-        TextDiffusion(train_steps=1).fit(np.zeros((2, 3, 8, 8)), np.zeros((2, 12)), torch.Generator())
+        TextDiffusion(train_steps=1).fit(np.zeros((2, 3, 8, 8)), np.zeros((2, 12)))
 
 
 def test_state_round_trip_and_deterministic_sampling(tiny_diffusion):

@@ -19,7 +19,7 @@ def test_slot_crops_cover_each_object():
 
 @pytest.fixture(scope="module")
 def classifier():
-    return CellClassifier(num_train=2500, epochs=5).fit(np.random.default_rng(0))
+    return CellClassifier(num_train=2500, epochs=5, random_state=np.random.default_rng(0)).fit()
 
 
 def test_reads_clean_scenes_and_state_round_trips(classifier):

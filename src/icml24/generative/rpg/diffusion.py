@@ -15,6 +15,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from icml24._estimator import Estimator
+from icml24._random import torch_generator
 from icml24._validation import FittedAttributes, check_finite, check_fitted, check_positive
 
 from .scenes import MAX_TOKENS, VOCAB, tokenize
@@ -30,7 +32,7 @@ def cosine_alpha_bar(timesteps: int) -> torch.Tensor:
     return torch.cumprod(1 - betas, 0).float()
 
 
-class TextDiffusion(FittedAttributes):
+class TextDiffusion(FittedAttributes, Estimator):
     """Text-conditioned DDPM on 16 x 16 canvases.
 
     Args:
@@ -40,20 +42,27 @@ class TextDiffusion(FittedAttributes):
         train_steps, batch_size, lr: optimisation.
         cond_drop: probability of training on the empty prompt (for classifier-free guidance).
         ema: EMA decay of the sampling weights.
+        random_state: None, an int, a numpy or torch Generator (used as is): initialization and training noise.
     """
 
+    chunk_len = MAX_TOKENS  # tokens per prompt chunk
+
     def __init__(self, channels: int = 32, text_dim: int = 64, timesteps: int = 100, train_steps: int = 3000,
-                 batch_size: int = 64, lr: float = 2e-3, cond_drop: float = 0.1, ema: float = 0.995):
+                 batch_size: int = 64, lr: float = 2e-3, cond_drop: float = 0.1, ema: float = 0.995,
+                 random_state=0):
         self.channels, self.text_dim, self.timesteps = channels, text_dim, timesteps
         self.train_steps, self.batch_size, self.lr = train_steps, batch_size, lr
-        self.cond_drop, self.ema = cond_drop, ema
-        self.chunk_len = MAX_TOKENS
-        self.alpha_bar = cosine_alpha_bar(timesteps)
+        self.cond_drop, self.ema, self.random_state = cond_drop, ema, random_state
+
+    @property
+    def alpha_bar(self) -> torch.Tensor:
+        """alpha_bar_t of the cosine schedule for this ``timesteps``."""
+        return cosine_alpha_bar(self.timesteps)
 
     def _new_model(self) -> TinyTextUNet:
         return TinyTextUNet(len(VOCAB), MAX_TOKENS, self.channels, self.text_dim)
 
-    def fit(self, images, tokens, generator: torch.Generator) -> TextDiffusion:
+    def fit(self, images, tokens) -> TextDiffusion:
         """Train on ``images`` (n, 3, 16, 16) in [-1, 1] with caption ``tokens`` (n, 12)."""
         images = torch.as_tensor(check_finite("images", np.asarray(images)), dtype=torch.float32)
         tokens = torch.as_tensor(np.asarray(tokens), dtype=torch.long)
@@ -61,6 +70,7 @@ class TextDiffusion(FittedAttributes):
             raise ValueError(f"images must be (n, 3, 16, 16) with one token row each; got {tuple(images.shape)} "
                              f"and {tuple(tokens.shape)}")
         check_positive("train_steps", self.train_steps)
+        generator, alpha_bar = torch_generator(self.random_state), self.alpha_bar
         with torch.random.fork_rng():
             torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=generator)))
             model = self._new_model()
@@ -76,7 +86,7 @@ class TextDiffusion(FittedAttributes):
             tok[torch.rand(len(idx), generator=generator) < self.cond_drop] = 0  # empty prompt
             t = torch.randint(0, self.timesteps, (len(idx),), generator=generator)
             eps = torch.randn(x0.shape, generator=generator)
-            ab = self.alpha_bar[t][:, None, None, None]
+            ab = alpha_bar[t][:, None, None, None]
             xt = ab.sqrt() * x0 + (1 - ab).sqrt() * eps  # forward process q(x_t | x_0)
             loss = F.mse_loss(model(xt, t, model.encode(tok)), eps)  # the simple eps loss
             opt.zero_grad()
@@ -119,12 +129,14 @@ class TextDiffusion(FittedAttributes):
         return encoded.reshape(len(chunks), -1, encoded.shape[-1])
 
     @torch.no_grad()
-    def sample(self, context: torch.Tensor, generator: torch.Generator, steps: int = 20, guidance: float = 3.0,
+    def sample(self, context: torch.Tensor, random_state=None, steps: int = 20, guidance: float = 3.0,
                noise: torch.Tensor | None = None, known: torch.Tensor | None = None,
                keep: torch.Tensor | None = None) -> torch.Tensor:
         """DDIM samples (B, 3, 16, 16) for ``context``; the unconditional context is the empty prompt in as many
-        chunks. With ``known`` images and a ``keep`` mask (B, 1, 16, 16) only the other pixels are regenerated."""
+        chunks. With ``known`` images and a ``keep`` mask (B, 1, 16, 16) only the other pixels are regenerated.
+        ``random_state``: None, an int, a numpy or torch Generator (used as is)."""
         check_fitted(self, "model_")
+        generator, alpha_bar = torch_generator(random_state), self.alpha_bar
         if isinstance(steps, bool) or int(steps) != steps or not 1 <= steps <= self.timesteps:
             raise ValueError(f"steps must be an integer in [1, {self.timesteps}] (DDIM steps of the {self.timesteps}"
                              f"-step schedule), got {steps!r}; steps=0 would return the input noise unchanged")
@@ -142,14 +154,14 @@ class TextDiffusion(FittedAttributes):
             fixed_eps = torch.randn(x.shape, generator=generator)
         times = np.linspace(self.timesteps - 1, 0, int(steps)).round().astype(int)
         for k, t in enumerate(times):
-            ab = self.alpha_bar[t]
+            ab = alpha_bar[t]
             if known is not None:  # masked re-diffusion: kept pixels follow the known image's forward process
                 x = torch.where(keep, ab.sqrt() * known + (1 - ab).sqrt() * fixed_eps, x)
             tt = torch.full((2 * b,), int(t))
             eps_c, eps_u = model(torch.cat([x, x]), tt, torch.cat([context, uncond])).chunk(2)
             eps = eps_u + guidance * (eps_c - eps_u)  # classifier-free guidance
             x0 = ((x - (1 - ab).sqrt() * eps) / ab.sqrt()).clamp(-1, 1)
-            ab_prev = self.alpha_bar[times[k + 1]] if k + 1 < len(times) else torch.tensor(1.0)
+            ab_prev = alpha_bar[times[k + 1]] if k + 1 < len(times) else torch.tensor(1.0)
             eps = (x - ab.sqrt() * x0) / (1 - ab).sqrt()
             x = ab_prev.sqrt() * x0 + (1 - ab_prev).sqrt() * eps  # DDIM, eta = 0
         if known is not None:

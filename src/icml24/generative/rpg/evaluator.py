@@ -15,6 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from icml24._estimator import Estimator
+from icml24._random import check_random_state
 from icml24._validation import FittedAttributes, check_finite
 
 from .scenes import OBJECTS, object_boxes, render, single_places
@@ -63,11 +65,12 @@ def _training_crops(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nd
     return crops, labels
 
 
-class CellClassifier(FittedAttributes):
-    """A two-conv CNN over 8 x 8 crops with 13 classes (12 entities + none)."""
+class CellClassifier(FittedAttributes, Estimator):
+    """A two-conv CNN over 8 x 8 crops with 13 classes (12 entities + none); ``random_state`` (None, an int or a
+    numpy Generator) draws its training crops and initialization."""
 
-    def __init__(self, num_train: int = 6000, epochs: int = 6, lr: float = 3e-3):
-        self.num_train, self.epochs, self.lr = num_train, epochs, lr
+    def __init__(self, num_train: int = 6000, epochs: int = 6, lr: float = 3e-3, random_state=0):
+        self.num_train, self.epochs, self.lr, self.random_state = num_train, epochs, lr, random_state
 
     @staticmethod
     def _net() -> nn.Module:
@@ -75,8 +78,9 @@ class CellClassifier(FittedAttributes):
                              nn.MaxPool2d(2), nn.Flatten(), nn.Linear(32 * 16, 64), nn.ReLU(),
                              nn.Linear(64, NONE + 1))
 
-    def fit(self, rng: np.random.Generator) -> CellClassifier:
+    def fit(self) -> CellClassifier:
         """Train on freshly drawn crops; ``holdout_accuracy_`` is measured on 1000 more."""
+        rng = check_random_state(self.random_state)
         x, y = _training_crops(self.num_train, rng)
         xt, yt = torch.as_tensor(x), torch.as_tensor(y)
         with torch.random.fork_rng():

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from icml24._random import torch_generator
+
 from .diffusion import TextDiffusion
 from .evaluator import CellClassifier
 from .planner import RegionPlan, RuleBasedPlanner, parse_edits, plan_edits
@@ -20,11 +22,11 @@ from .regional_attention import regional_hook
 CANVAS = (16, 16)
 
 
-def generate_full(diffusion: TextDiffusion, prompts: list[str], noise: torch.Tensor, generator: torch.Generator,
+def generate_full(diffusion: TextDiffusion, prompts: list[str], noise: torch.Tensor, random_state,
                   steps: int = 20, guidance: float = 3.0, known: torch.Tensor | None = None,
                   keep: torch.Tensor | None = None) -> torch.Tensor:
     """The base model on the whole prompt (one chunk per sample); ``known``/``keep`` as in ``generate_regional``."""
-    return diffusion.sample(diffusion.encode([[p] for p in prompts]), generator, steps, guidance, noise=noise,
+    return diffusion.sample(diffusion.encode([[p] for p in prompts]), random_state, steps, guidance, noise=noise,
                             known=known, keep=keep)
 
 
@@ -41,14 +43,14 @@ def _one_layout(plans: list[RegionPlan]):
 
 
 def generate_regional(diffusion: TextDiffusion, plans: list[RegionPlan], noise: torch.Tensor,
-                      generator: torch.Generator, base_ratio: float | None = 0.5, steps: int = 20,
+                      random_state, base_ratio: float | None = 0.5, steps: int = 20,
                       guidance: float = 3.0, known: torch.Tensor | None = None,
                       keep: torch.Tensor | None = None) -> torch.Tensor:
     """Complementary regional diffusion with the plans' regions; ``base_ratio=None`` drops the base prompt."""
     layout = _one_layout(plans)
     context = regional_context(diffusion, plans, use_base=base_ratio is not None)
     with regional_hook(diffusion.model_, layout, CANVAS, diffusion.chunk_len, base_ratio):
-        return diffusion.sample(context, generator, steps, guidance, noise=noise, known=known, keep=keep)
+        return diffusion.sample(context, random_state, steps, guidance, noise=noise, known=known, keep=keep)
 
 
 @dataclass
@@ -63,7 +65,7 @@ class EditRound:
 
 
 def closed_loop_edit(diffusion: TextDiffusion, evaluator: CellClassifier, plans: list[RegionPlan],
-                     entities: list[tuple[str, ...]], images: torch.Tensor, generator: torch.Generator,
+                     entities: list[tuple[str, ...]], images: torch.Tensor, random_state,
                      rounds: int = 1, base_ratio: float | None = 0.5, steps: int = 20,
                      guidance: float = 3.0, regional: bool = True) -> tuple[torch.Tensor, list[EditRound]]:
     """Evaluate -> re-plan -> regenerate the wrong regions (masked re-diffusion, fresh noise), ``rounds`` times.
@@ -72,6 +74,7 @@ def closed_loop_edit(diffusion: TextDiffusion, evaluator: CellClassifier, plans:
     attention): the plain model in the regional method's slot."""
     layout = _one_layout(plans)
     boxes = layout.boxes(*CANVAS)
+    generator = torch_generator(random_state)  # one stream for every round's fresh noise and sampling
     history = []
     for _ in range(rounds):
         correct = evaluator.slot_correct(images, entities)
