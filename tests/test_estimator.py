@@ -18,12 +18,11 @@ FIELDS = ("agents", "bandits", "causal", "generative", "graph", "kernels", "llm"
           "sdr")
 REQUIRED = {"rank": 2, "score": None, "n_cells": 3, "n_actions": 2, "obs_features": None,  # sample values of
             "instrument": None, "generator": None, "solver": None,
-            "config": None}  # required parameters
+            "config": None, "grid": None}  # required parameters
 
 PENDING = {
     "ConsensusMerging", "TALLMasks", "TIESMerging", "TaskArithmetic",
     "CombinatorialSearch", "PrunerComparison",
-    "FailureLandscape", "LastLayerFinetuner",
 }
 
 

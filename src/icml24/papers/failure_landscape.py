@@ -267,10 +267,12 @@ def restructure(ctx, budget: int = 2500, rollout: int = 800, epochs: int = 20, l
     repeat = FailureLandscape(grid).fit(roll_repeat)
     (mode,) = OracleFeedback(truth.rates, candidates=10)(before)
     if restructuring == "finetune":
-        restructured = LastLayerFinetuner(probability=probability, epochs=epochs).fit(
-            model, x_train, y_train, grid, [mode], generator=ctx.torch_generator("finetune")).model_
-        warm_model = LastLayerFinetuner(probability=probability, epochs=epochs, reinitialize=False).fit(
-            model, x_train, y_train, grid, [mode], generator=ctx.torch_generator("finetune")).model_
+        restructured = LastLayerFinetuner(probability=probability, epochs=epochs,
+                                          random_state=ctx.torch_generator("finetune")).fit(
+            model, x_train, y_train, grid, [mode]).model_
+        warm_model = LastLayerFinetuner(probability=probability, epochs=epochs, reinitialize=False,
+                                        random_state=ctx.torch_generator("finetune")).fit(
+            model, x_train, y_train, grid, [mode]).model_
     else:
         restructured = warm_model = model
     truth_after = exhaustive_failure_rates(restructured, x_test, y_test, grid)

@@ -47,8 +47,8 @@ def test_last_layer_finetuning_fades_the_chosen_mode_and_keeps_features(nut):
     model, x_train, y_train, x_test, y_test, grid = nut
     before = exhaustive_failure_rates(model, x_test, y_test, grid)
     mode = int(np.argmax(before.rates))
-    tuner = LastLayerFinetuner(epochs=12).fit(model, x_train, y_train, grid, [mode],
-                                             generator=torch.Generator().manual_seed(0))
+    tuner = LastLayerFinetuner(epochs=12, random_state=torch.Generator().manual_seed(0)).fit(
+        model, x_train, y_train, grid, [mode])
     after = exhaustive_failure_rates(tuner.model_, x_test, y_test, grid)
     assert after.rates[mode] < 0.6 * before.rates[mode]
     assert clean_accuracy(tuner.model_, x_test, y_test) > clean_accuracy(model, x_test, y_test) - 0.05
@@ -64,14 +64,15 @@ def test_finetuner_refuses_models_without_a_head_and_bad_actions(nut):
     with pytest.raises(ValueError, match="actions must be"):
         LastLayerFinetuner().fit(model, x_train, y_train, grid, [200])
     with pytest.raises(ValueError, match="probability"):
-        LastLayerFinetuner(probability=2.0)
+        LastLayerFinetuner(probability=2.0).fit(model, x_train, y_train, grid, [0])
 
 
 @pytest.mark.parametrize("kwargs, match", [({"lr": float("nan")}, "lr"), ({"lr": 0.0}, "lr"), ({"lr": -1.0}, "lr"),
                                            ({"momentum": float("nan")}, "momentum"), ({"momentum": 1.0}, "momentum")])
-def test_finetuner_refuses_a_nan_or_non_positive_learning_rate(kwargs, match):
+def test_finetuner_refuses_a_nan_or_non_positive_learning_rate(kwargs, match, nut):
+    model, x_train, y_train, _, _, grid = nut
     with pytest.raises(ValueError, match=match):
-        LastLayerFinetuner(**kwargs)
+        LastLayerFinetuner(**kwargs).fit(model, x_train, y_train, grid, [0])
 
 
 def test_finetuner_refuses_float_labels_and_labels_beyond_the_head(nut):

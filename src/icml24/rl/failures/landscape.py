@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._estimator import Estimator
 from icml24._validation import FittedAttributes, check_finite
 
 from .concepts import ConceptGrid
 from .result import ExplorationResult
 
 
-class FailureLandscape(FittedAttributes):
+class FailureLandscape(FittedAttributes, Estimator):
     """Landscape of one exploration over ``grid``; ``fit(result)`` sets the trailing-underscore statistics."""
 
     def __init__(self, grid: ConceptGrid):

@@ -17,7 +17,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml24._validation import FittedAttributes, check_finite, check_positive
+from icml24._estimator import Estimator
+from icml24._random import torch_generator
+from icml24._validation import FittedAttributes, check_finite, check_positive, check_positive_int
 
 from .concepts import ConceptGrid
 from .inputs import check_pool
@@ -65,25 +67,30 @@ class PromptFeedback:
         return [int(top[r - 1]) for r in ranks]
 
 
-class LastLayerFinetuner(FittedAttributes):
+class LastLayerFinetuner(FittedAttributes, Estimator):
     """Fine-tune a fresh last layer (``model.head``, an ``nn.Linear``) on data where each image gets one of the
     chosen perturbations with probability ``probability``; ``model_`` is the restructured copy."""
 
     def __init__(self, probability: float = 0.5, lr: float = 1e-3, momentum: float = 0.9, epochs: int = 20,
-                 batch_size: int = 32, reinitialize: bool = True):
-        if not 0 <= probability <= 1:
-            raise ValueError(f"probability must lie in [0, 1], got {probability}")
-        if epochs < 1 or batch_size < 1:
-            raise ValueError(f"epochs and batch_size must be >= 1, got {epochs} and {batch_size}")
-        check_positive("lr", lr)
-        check_finite("momentum", momentum)
-        if not 0 <= momentum < 1:
-            raise ValueError(f"momentum must lie in [0, 1), got {momentum}")
+                 batch_size: int = 32, reinitialize: bool = True, random_state=0):
         self.probability, self.lr, self.momentum = probability, lr, momentum
-        self.epochs, self.batch_size, self.reinitialize = int(epochs), int(batch_size), reinitialize
+        self.epochs, self.batch_size, self.reinitialize = epochs, batch_size, reinitialize
+        self.random_state = random_state
 
-    def fit(self, model: nn.Module, images: np.ndarray, labels: np.ndarray, grid: ConceptGrid, actions: list[int],
-            generator: torch.Generator | None = None) -> LastLayerFinetuner:
+    def _check_params(self) -> None:
+        if not 0 <= self.probability <= 1:
+            raise ValueError(f"probability must lie in [0, 1], got {self.probability}")
+        check_positive_int("epochs", self.epochs)
+        check_positive_int("batch_size", self.batch_size)
+        check_positive("lr", self.lr)
+        check_finite("momentum", self.momentum)
+        if not 0 <= self.momentum < 1:
+            raise ValueError(f"momentum must lie in [0, 1), got {self.momentum}")
+
+    def fit(self, model: nn.Module, images: np.ndarray, labels: np.ndarray, grid: ConceptGrid,
+            actions: list[int]) -> LastLayerFinetuner:
+        self._check_params()
+        generator = torch_generator(self.random_state)
         head = getattr(model, "head", None)
         if not isinstance(head, nn.Linear) or not hasattr(model, "features"):
             raise TypeError("restructuring fine-tunes the last layer: the model must be a torch nn.Module with a "
