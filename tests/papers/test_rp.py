@@ -99,9 +99,11 @@ def test_every_homophily_level_draws_its_own_features(monkeypatch):
 
 def test_heterophily_summary_reads_the_mean_curves():
     # seed A rises with homophily, seed B is flat but higher: the mean curve still rises
-    seed_a = {"rp_h0.1": 0.2, "rp_h0.9": 0.8, "gcn_h0.1": 0.2, "gcn_h0.9": 0.9, "mlp_h0.1": 0.5, "mlp_h0.9": 0.5,
-              "align_h0.1": 0.0, "align_h0.9": 0.3}
-    seed_b = {**seed_a, "rp_h0.1": 0.6, "rp_h0.9": 0.6, "mlp_h0.9": 0.54}
+    def curve(key, low, high):
+        return {labelled(key, homophily=0.1): low, labelled(key, homophily=0.9): high}
+
+    seed_a = {**curve("rp", 0.2, 0.8), **curve("gcn", 0.2, 0.9), **curve("mlp", 0.5, 0.5), **curve("align", 0.0, 0.3)}
+    seed_b = {**seed_a, **curve("rp", 0.6, 0.6), "mlp[homophily=0.9]": 0.54}
     summary = paper._mean_curves([seed_a, seed_b])
     assert summary["rp_vs_homophily_spearman"] == pytest.approx(1.0) and summary["mlp_range"] == pytest.approx(0.02)
     assert summary["rp_mlp_gap_low"] == pytest.approx(-0.1) and summary["rp_mlp_gap_high"] == pytest.approx(0.18)

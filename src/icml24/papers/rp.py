@@ -8,7 +8,6 @@ training on Cora (the paper's alignment figure); (3) CSBM graphs from strong het
 from __future__ import annotations
 
 import copy
-import re
 import time
 
 import numpy as np
@@ -328,7 +327,8 @@ def _alignment_figure(curves: dict[str, np.ndarray], reference: float):
 
 # --------------------------------------------------------------------------- experiment 3: heterophily (CSBM)
 def _homophily_levels(metrics: dict[str, float]) -> list[float]:
-    return sorted(float(match[1]) for key in metrics if (match := re.fullmatch(r"rp_h(.+)", key)))
+    """The homophily levels of one run: the ``homophily`` labels of its ``rp[homophily=...]`` metrics."""
+    return [labels["homophily"] for labels, _ in select(metrics, "rp")]
 
 
 def _homophily_trends(means: dict[str, np.ndarray], levels: list[float]) -> dict[str, float]:
@@ -345,7 +345,7 @@ def _homophily_trends(means: dict[str, np.ndarray], levels: list[float]) -> dict
 def _mean_curves(per_seed: list[dict[str, float]]) -> dict[str, float]:
     """The trends of the mean curves over seeds (as the paper's figure): rank correlations, gaps and the MLP's range."""
     levels = _homophily_levels(per_seed[0])
-    means = {key: np.array([np.mean([m[f"{key}_h{level:g}"] for m in per_seed]) for level in levels])
+    means = {key: np.array([np.mean([m[labelled(key, homophily=level)] for m in per_seed]) for level in levels])
              for key in ("rp", "gcn", "mlp", "align")}
     return _homophily_trends(means, levels)
 
@@ -387,7 +387,8 @@ def heterophily(ctx, homophily: list[float] = (0.1, 0.3, 0.5, 0.7, 0.9), num_nod
         onehot = nn.functional.one_hot(data.y, num_classes).double()
         operator = normalized_adjacency(data.edge_index, num_nodes)
         curves["align"][i] = centered_kernel_alignment(graph_kernel(operator, 4), onehot @ onehot.T)
-    metrics = {f"{key}_h{level:g}": float(curves[key][i]) for i, level in enumerate(levels) for key in curves}
+    metrics = {labelled(key, homophily=level): float(curves[key][i])  # e.g. rp[homophily=0.1]
+               for i, level in enumerate(levels) for key in curves}
     metrics.update(_homophily_trends(curves, levels))
     ctx.figure("csbm_homophily", _homophily_figure(levels, curves))
     return metrics
