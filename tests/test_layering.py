@@ -188,3 +188,162 @@ def test_test_files_are_named_after_a_module():
         if not any(name.startswith(m + "_") for m in modules if len(m) > 2):
             orphans.append(str(path.relative_to(TESTS.parent)))
     assert not orphans, "name test files after the module they test:\n" + "\n".join(orphans)
+
+
+# --------------------------------------------------------------------------- one seed name (issue #46)
+SEED_NAMES = ("seed", "rng", "generator", "gen")  # the names randomness had before ``random_state``
+NOT_RANDOMNESS = {  # parameters with a seed-like name that are not a method's randomness
+    "generative/genco/baselines.py:__init__(generator)",  # GenCO's generator is the generative model
+    "generative/genco/genco.py:__init__(generator)",
+    "generative/genco/training.py:__init__(generator)",
+    "rl/failures/environment.py:reset(seed)",  # gymnasium's Env.reset(seed=...) API
+}
+SEED_NAME_PENDING = {  # not converted to random_state yet; the list only shrinks
+    # TODO(H6): agents, causal, generative, graph, llm/tasks, rl, sdr, bandits/lowrank
+    "agents/simulation.py:draw_round(rng)", "agents/simulation.py:initial_ages(rng)",
+    "agents/simulation.py:random_matching(rng)", "agents/simulation.py:run(rng)",
+    "agents/society.py:initial_albums(rng)", "agents/society.py:run_society(rng)",
+    "agents/society.py:society_experiment(seed)", "agents/society_attack.py:craft_border_attack(rng)",
+    "agents/society_models.py:make_world(rng)", "agents/society_models.py:render(rng)",
+    "agents/society_models.py:render_ood(rng)", "agents/society_models.py:train_clip(gen)",
+    "agents/society_models.py:train_clip(rng)", "agents/society_models.py:train_responder(gen)",
+    "agents/society_models.py:train_responder(rng)",
+    "bandits/lowrank/environment.py:collect(rng)", "bandits/lowrank/environment.py:gaussian_instance(rng)",
+    "bandits/lowrank/environment.py:official_instance(rng)", "bandits/lowrank/environment.py:pull(rng)",
+    "bandits/lowrank/environment.py:sample_contexts(rng)", "bandits/lowrank/regret.py:run(rng)",
+    "causal/synthetic.py:generate(rng)", "causal/synthetic.py:random_dag(rng)", "causal/synthetic.py:simulate(rng)",
+    "generative/genco/zelda.py:random_levels(rng)", "generative/rpg/scenes.py:render(rng)",
+    "generative/rpg/scenes.py:sample_scenes(rng)", "generative/rpg/scenes.py:split_prompts(seed)",
+    "graph/alignment.py:track_gcn_alignment(seed)",
+    "graph/certify/smoothing.py:__init__(seed)",  # collective-cert (H1) passes seed=: rename both together
+    "graph/certify/smoothing.py:perturb(generator)", "graph/certify/smoothing.py:sample_kept_edges(generator)",
+    "graph/certify/smoothing.py:smoothed_votes(generator)",
+    "graph/certify/smoothing.py:train_under_smoothing(generator)",
+    "graph/distill/coresets.py:random_coreset(seed)",  # gdem (H1) passes seed=: rename both together
+    "graph/distill/gcond.py:__init__(seed)", "graph/distill/gdem.py:__init__(seed)",  # likewise
+    "graph/distill/initialization.py:sbm_eigenvectors(rng)", "graph/distill/selection.py:select_gdem(seed)",
+    "graph/distill/training.py:train_on_synthetic(generator)",
+    "graph/distill/training.py:train_on_whole_graph(generator)", "graph/training.py:fit_node_classifier(generator)",
+    "graph/training.py:forked_rng(generator)",
+    "llm/tasks.py:capital_task(seed)", "llm/tasks.py:draw(seed)", "llm/tasks.py:load_task(seed)",
+    "llm/tasks.py:sentiment_task(seed)", "llm/tasks.py:split(seed)",
+    "rl/confounded/calibration.py:calibrate_xi_scale(rng)", "rl/confounded/instances.py:random_continuous(rng)",
+    "rl/confounded/instances.py:random_tabular(rng)", "rl/confounded/simulator.py:sample(rng)",
+    "rl/failures/baselines.py:choose(rng)", "rl/failures/baselines.py:explore(seed)",
+    "rl/failures/class_baselines.py:explore(seed)", "rl/failures/class_baselines.py:pick_class(rng)",
+    "rl/failures/model.py:__init__(generator)", "rl/failures/model.py:train_classifier(generator)",
+    "sdr/simulate.py:single_index_data(rng)", "sdr/sphere.py:anneal(rng)",
+}
+OTHER_OWNERS = {  # fields another helper converts (TODO(owner)); their entries may disappear without a test change
+    "bandits/": "H2", "llm/act/": "H3", "sbi/": "H3", "pruning/": "H4", "merging/": "H5", "kernels/": "H1",
+    "data/": "coordinator",
+}
+SEED_NAME_OTHERS = {
+    "bandits/batched.py:reset(rng)", "bandits/batched.py:run_batched(seed)", "bandits/e4.py:reset(rng)",
+    "bandits/end_of_optimism.py:reset(rng)", "bandits/linear_bandit.py:pull(rng)",
+    "bandits/linear_bandit.py:random_instance(rng)", "bandits/linucb.py:reset(rng)",
+    "bandits/phased_elimination.py:reset(rng)",
+    "data/cert_graphs.py:cert_split(seed)", "data/graphs.py:csbm(seed)", "data/images.py:image_tasks(seed)",
+    "data/images.py:mnist1d(seed)", "data/images.py:split_indices(seed)",
+    "kernels/designs.py:design_points(rng)", "kernels/estimators.py:variance_monte_carlo(rng)",
+    "kernels/spectra.py:gaussian_features(rng)",
+    "merging/digits.py:__init__(generator)", "merging/digits.py:build_broad_base(generator)",
+    "merging/digits.py:train(generator)", "merging/evaluation.py:evaluate_count(generator)",
+    "merging/evaluation.py:evaluate_merging(generator)", "merging/tall_masks.py:random_masks_like(generator)",
+    "merging/text_encoder.py:finetune(generator)", "merging/text_setting.py:finetune(generator)",
+    "pruning/masked_mlp.py:__init__(generator)", "pruning/masked_mlp.py:train_batched(generator)",
+    "pruning/masked_mlp.py:xavier_normal_(generator)", "pruning/pruners.py:fit(generator)",
+    "pruning/rigl.py:__init__(generator)", "pruning/search.py:fit(generator)",
+    "pruning/search.py:minimal_widths(generator)", "pruning/spiral.py:cubist_spiral(seed)",
+    "pruning/spiral.py:spiral_validation(generator)",
+    "sbi/_random.py:generator_or_fresh(generator)", "sbi/masks.py:beta_bernoulli_condition_masks(generator)",
+    "sbi/masks.py:sample_condition_masks(generator)", "sbi/masks.py:structured_condition_masks(generator)",
+    "sbi/metrics.py:c2st(seed)", "sbi/npe.py:__init__(seed)", "sbi/npe.py:sample_posterior(generator)",
+    "sbi/sampling.py:euler_maruyama(generator)", "sbi/simformer.py:__init__(seed)",
+    "sbi/simformer.py:loss(generator)", "sbi/simformer.py:sample(generator)",
+    "sbi/tasks.py:reference_posterior(generator)", "sbi/tasks.py:sample_conditional(generator)",
+    "sbi/tasks.py:sample_theta2(generator)", "sbi/tasks.py:simulate(generator)",
+    "sbi/tasks.py:simulate_joint(generator)",
+}
+
+
+def _seed_parameters(path: Path, root: Path) -> set[str]:
+    """``file:function(param)`` for every public function or method (and ``__init__``) of ``path`` with a
+    parameter named like a seed (``SEED_NAMES``)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                not node.name.startswith("_") or node.name == "__init__"):
+            for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
+                if arg.arg in SEED_NAMES:
+                    found.add(f"{path.relative_to(root).as_posix()}:{node.name}({arg.arg})")
+    return found
+
+
+def _all_seed_parameters() -> set[str]:
+    return {entry for field in FIELDS for path in _files(field) for entry in _seed_parameters(path, SRC)}
+
+
+def test_methods_take_one_seed_argument_random_state():
+    """ARCHITECTURE.md, Methods: randomness comes in as ``random_state`` (icml24._random), never seed/rng/generator."""
+    new = _all_seed_parameters() - NOT_RANDOMNESS - SEED_NAME_PENDING - SEED_NAME_OTHERS
+    assert not new, "name the randomness parameter random_state (icml24._random.check_random_state / " \
+                    "torch_generator / spawn):\n" + "\n".join(sorted(new))
+
+
+def test_the_seed_name_pending_list_only_shrinks():
+    """A converted entry leaves SEED_NAME_PENDING; the other owners' entries are theirs to strike."""
+    found = _all_seed_parameters()
+    stale = sorted(SEED_NAME_PENDING - found)
+    assert not stale, "converted to random_state: take these off SEED_NAME_PENDING:\n" + "\n".join(stale)
+    misfiled = sorted(e for e in SEED_NAME_OTHERS if not any(e.startswith(p) for p in OTHER_OWNERS))
+    assert not misfiled, misfiled
+
+
+@pytest.mark.parametrize("source, caught", [
+    ("def fit(self, X, seed=0):\n    pass\n", {"graph/x.py:fit(seed)"}),
+    ("def draw(n, rng):\n    pass\n", {"graph/x.py:draw(rng)"}),
+    ("class A:\n    def __init__(self, generator=None):\n        pass\n", {"graph/x.py:__init__(generator)"}),
+    ("def _private(rng):\n    pass\ndef fit(self, X, random_state=None):\n    pass\n", set()),
+])
+def test_the_seed_name_rule_reads_signatures(source, caught, tmp_path):
+    (tmp_path / "graph").mkdir()
+    path = tmp_path / "graph" / "x.py"
+    path.write_text(source)
+    assert _seed_parameters(path, tmp_path) == caught
+
+
+# --------------------------------------------------------------------------- no paper parses a metric key (#46)
+KEY_PARSERS = ("split", "rsplit", "partition", "rpartition", "removeprefix", "removesuffix")
+KEY_PARSE_ALLOWED = {  # (paper, the call's source): string parsing that does not read a metric key
+    ("e4", 'spec.split(":")'),  # the experiment's "d:eps:T" item parameter, parsed once at the boundary
+    ("e4", 'spec.partition(":")'),
+    ("kernel_ges", 'name.removeprefix("cl_")'),  # a method name ("cl_cv") to causal-learn's score name
+    ("lowrank_bandits", "re.compile(pattern)"),  # TODO(H6): _grid reads sizes and horizons out of keys; label them
+}
+
+
+def _key_parsing_calls(path: Path) -> list[tuple[str, int]]:
+    """(source, line) of every str.split-like call and every ``re`` call in a paper module."""
+    source = path.read_text()
+    calls = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            is_re = isinstance(node.func.value, ast.Name) and node.func.value.id == "re"
+            if node.func.attr in KEY_PARSERS or is_re:
+                calls.append((ast.get_source_segment(source, node) or "", node.lineno))
+    return calls
+
+
+def test_no_paper_parses_a_metric_key():
+    """Structure lives in labels (``icml24.core.labelled``/``select``), not in key text a paper splits apart."""
+    bad = [f"{_where(path, line)}: {call}" for path in _files("papers") for call, line in _key_parsing_calls(path)
+           if (path.stem, call) not in KEY_PARSE_ALLOWED]
+    assert not bad, "label the metrics (labelled(name, **labels)) and read them with select(...):\n" + "\n".join(bad)
+
+
+def test_the_key_parsing_rule_sees_splits_and_regexes(tmp_path):
+    path = tmp_path / "x.py"
+    path.write_text('import re\nsizes = [int(k.split("_n")[-1]) for k in m]\nr = re.fullmatch(r"a(\\d+)", k)\n'
+                    'ok = labelled("a", n=1)\n')
+    assert [line for _, line in _key_parsing_calls(path)] == [2, 3]
