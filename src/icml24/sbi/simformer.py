@@ -84,7 +84,10 @@ class Simformer(FittedAttributes):
     variables), so at a budget that fits the posterior such a conditional can stay biased: on
     ``x = theta_1 theta_2 + 0.1 eps`` the mean of ``p(theta_2 | theta_1 = 0.5, x = 0.3)`` came out 0.43-0.54 against
     the exact 0.589 (see :func:`~icml24.sbi.masks.check_mask_mixture`). Pass the conditionals you will ask for as
-    ``conditionals`` (the ``exact_conditional`` experiment of ``icml24.papers.simformer`` measures both).
+    ``conditionals`` (the ``exact_conditional`` experiment of ``icml24.papers.simformer`` measures both). What remains:
+    with ``conditionals=[[1, 0, 1]]`` and the default weight, 3,000 steps of batch 256 on 10^4 simulations gave a mean
+    of 0.554 (0.18 exact standard deviations, 5.8 Monte Carlo standard errors of 1,000 samples, below the exact
+    0.589) against 0.453 for the official mixture alone at the same budget; longer training shrinks it.
 
     Using a learned attribute (``network_``, ``steps_trained_``, ...) or sampling before ``train()`` raises
     ``NotFittedError``; NaN or infinite simulations, observations or conditions raise ``ValueError``.
