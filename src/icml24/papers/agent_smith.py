@@ -110,10 +110,6 @@ def scaling(ctx, log2_sizes: list[int] = (14, 17, 20), rounds: int = 32, alpha: 
     infection ratio at round 22 and the rounds to the cumulative level, beside the recurrence (Eq. 5) and the closed
     form (Eq. 7). Rounds are indexed as the official notebook indexes them (round 0 is the first chat).
 
-    Measured (quick, 5 seeds, alpha = beta = 1): current ratio at round 22 0.955 / 0.963 / 0.963 (sd 0.012 / 0.003
-    / 0.0005) at 2^14 / 2^17 / 2^20 (paper 95.03 / 96.02 / 96.23%); at 2^20 the cumulative ratio reaches 99% at
-    round 23, 99.9% at 27 and 99.99% at 30 (Fig. 1: ~100% after 27-31); mean |sim - Eq. 5| <= 0.014 from 2^14 on.
-
     ``attack`` = "sequential" (the null) puts the one-new-agent-per-round jailbreak in the infectious slot.
     """
     import matplotlib.pyplot as plt
@@ -188,8 +184,8 @@ def table1(ctx, num_agents: int = 256, rounds: int = 32, alpha: float = 1.0, bet
     ratio at round 16 and 24 and the first round with cumulative >= 90% (the low-diversity cells: 93.75%, 15.0 and
     99.6%, which the official loop at rates 1 reproduces exactly at its seed 42; see tests/parity).
 
-    Measured (quick, 20 seeds): cumulative p_16 0.75 (one run's sd 0.19: the take-off of one seeded agent is
-    random), first round >= 90% 17.9 (sd 2.2), p_24 0.997 (sd 0.006): the paper's seed-42 run lies within 1.3 sd.
+    The take-off of one seeded agent is random, so single runs spread widely; the paper's single run is compared
+    with the spread over seeds, not with one of them.
     """
     sim = _simulate(attack, num_agents, rounds, ctx.rng("table1"), album_size=album_size, alpha=alpha, beta=beta,
                     seed_ratio=0.0, definition=definition)
@@ -233,8 +229,8 @@ def rounds_vs_size(ctx, log2_sizes: list[int] = (8, 10, 12, 14, 16, 18, 20), alp
     jailbreak and a non-infectious jailbroken image (beta = 0). ``attack`` = "sequential" (the null) puts the
     sequential jailbreak in the infectious slot, its rounds exact (``sequential_rounds_to``, not capped).
 
-    Measured (quick, 5 seeds, beta = 1): 2.41 rounds per unit of ln N (R^2 0.94) against Eq. 8's 2 / (beta - 2
-    gamma) = 2 (the ODE; the discrete recurrence's early growth ln(1 + beta / 2) gives 2.47).
+    Eq. 8's 2 / (beta - 2 gamma) rounds per unit of ln N is the ODE's; the discrete recurrence's early growth
+    ln(1 + beta / 2) predicts a slightly larger slope.
     """
     _check_attack(attack)
     sizes = np.array([2**k for k in log2_sizes], dtype=float)
@@ -280,8 +276,7 @@ def defence(ctx, gammas: list[float] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6), alph
     """(d) defence sweep over the recovery rate gamma from a 5% seed: the carrier ratio settles at 1 - 2 gamma / beta
     when beta > 2 gamma and decays to 0 when beta <= 2 gamma (Remark II); fit_rates recovers beta and gamma.
 
-    Measured (quick, beta 0.8, N 2^16, 300 rounds): the limits 1 - 2 gamma / beta within 0.0013 for gamma 0-0.3;
-    0.010 at the threshold gamma = 0.4 (algebraic decay, Eq. 14) and 0 above it.
+    At the threshold gamma = beta / 2 the decay is algebraic (Eq. 14), so a finite run sits above the limit 0 there.
 
     ``defence`` fills the defence's slot: "purge" (the method: carriers purge V_adv at rate gamma) or the null
     "none" (no purge in the chats, gamma = 0, while the theory columns keep the swept gamma); same keys.
@@ -327,8 +322,7 @@ def sensitivity(ctx, log2_agents: int = 17, betas: list[float] = (0.6, 0.7, 0.8,
                 level: float = 0.999) -> dict[str, float]:
     """(e) the current ratio at round 22 and the rounds to the cumulative level over a grid of retrieval rates beta
     and jailbreak rates given retrieval (alpha = beta x jailbreak <= beta, App. E.4), at c0 = 1/1024: a figure, no
-    chosen regime. Measured (quick, 2 seeds, 2^17): only beta = jailbreak = 1 gives 0.96 at round 22 (beta 1 with
-    jailbreak 0.9: 0.86; beta 0.9 with jailbreak 1: 0.79; beta 0.8: 0.56); 99.9% takes 27 / 30 / 33.5 rounds there.
+    chosen regime.
     """
     import matplotlib.pyplot as plt
 
@@ -375,9 +369,7 @@ def real_society(ctx, num_agents: int = 128, rounds: int = 32, attack_epochs: in
     real retrieval and responses. ``border`` = 2 on 112 px is the paper's h = 6 on 336 px (7% of the pixels); each of
     ``borders`` is crafted and spread too (the budget curve, the main figure, with the paper's budget marked).
 
-    Measured (quick, 2 seeds, 100 epochs, 256 records): at h = 2 (7%) 69.5% / 0% cumulative (beta 0.37 / 0: the
-    failures are retrieval's, unlike the paper's low alpha); h = 4 (14%) 100% / 0%; h = 8 (27%) 100% in both; h = 1
-    none. The clean image infects none; 4.7% of unoptimized out-of-kind probes make the responder emit HARMFUL.
+    At short chat histories the failures are retrieval's (beta), unlike the paper's low alpha.
 
     ``image`` fills the adversarial image's slot: "crafted" (the method) or the null "clean" (the attack's starting
     image, not optimized: same society, population and chats); the keys stay ``crafted_*``."""

@@ -162,15 +162,11 @@ def errors(ctx, calibration_tokens: int = 64, eval_sequences: int = 2, eval_len:
     The BiE threshold of each layer is searched (TPE) on the calibration tokens' layer-output MSE; SQNR is measured on
     held-out inputs. Outlier layers: the top 10% by input kurtosis. Same-m comparison: BiE m3 vs BFP m3, both B = 64
     (BiE pays 1 flag bit + 8/64 for its second exponent). The BO-vs-grid comparison runs on ``grid_layers`` layers.
-    Quick: 4 TPE trials, grid on 10 layers, 1000 GMM samples per layer. Measured (seed 0, 6 trials, 21 grid layers, 4000
-    GMM samples: the first quick): input kurtosis median 79, max 1.7e5 (first-token massive activations), channel ratio
-    up to 4160, weights near-Gaussian (median kurtosis 4.1); synthetic BiE/BFP MSE 0.27 at m = 3; on the 21 outlier
-    layers BiE m3 beats BFP m3 (B = 64) by 6.4 dB in every layer. At matched bits BiE does not win: mean SQNR 14.0 dB
-    (BiE m2, 4.25 b) vs 14.7 (BFP m3), 16.7 (MXFP4), 14.9 (INT4); 20.1 (BiE m3, 5.25 b) vs 19.9 (BFP m4), 20.6 (INT5).
-    TPE with 6 trials: calibration MSE 5.5% below the default threshold 0.5 but 4% above a 6-point grid; 0.36 s per
-    layer. Issue-38 quick (seed 0): blocks of 64 with max >= 16x the median are 16.9% of input blocks (median over
-    layers; max 97.6%) and 0.04% of weight blocks; every layer's input exponents are bimodal (GMM); at equal bits on
-    the outlier layers BiE's paired SQNR gain is -1.04 dB (SE 0.30) at 4.25 b and -0.02 dB (SE 0.67) at 5.25 b.
+    Quick: 4 TPE trials, grid on 10 layers, 1000 GMM samples per layer. The inputs' heavy tails come from the
+    first-token massive activations (a few channels carry them), while the weights are near-Gaussian; a block's
+    shared exponent is set by its largest value, which is why blocks whose max is far above their median (the
+    ``*_blocks_ge*x_median_share_*`` metrics) are where BFP flushes small values and BiE's second exponent helps.
+    Same-m comparisons give BiE the extra bits it pays for; the claims compare at equal bits per element.
     ``bie_slot="bfp"`` (the null) quantizes with BFP at the same bits under BiE's names, with no search
     (the search metrics are then 0 seconds and ratio 1); the synthetic check is unchanged.
     """
@@ -297,11 +293,8 @@ def perplexity_at_matched_bits(ctx, formats: list[str] = LOW + HIGH, wa_formats:
     comes with a paired bootstrap interval over the windows (2000 resamples; the summary pools the seeds' windows).
 
     Quick: 8 x 128 held-out tokens, 4 TPE trials; weights + inputs only for BiE m3 and BFP m4 (the rest at full).
-    Measured at the first quick (3 x 128 tokens, 6 trials, fp32 perplexity 21.4), inputs only, 4.25 b: BiE m2 67.8,
-    BFP m3 56.3, MXFP4 48.2, INT4 56.7; 5.25 b: BiE m3 28.3, BFP m4 26.9, INT5 26.4; weights + inputs BiE m3 35.9 vs
-    BFP m4 35.2. The issue-38 check on 1,020 fresh tokens: BiE m2 / MXFP4 1.77 (95% CI 1.58-1.98), BiE m3 / BFP m4
-    1.06 (1.001-1.12), searched / default thresholds 1.02 (0.97-1.08). ``bie_slot="bfp"`` (the null) runs BFP at
-    the same bits under BiE's names (no threshold, so searched and default coincide).
+    ``bie_slot="bfp"`` (the null) runs BFP at the same bits under BiE's names (no threshold, so searched and
+    default coincide).
     """
     _slot_format("bie_m2_b64", bie_slot)  # refuses an unknown slot before the model loads
     model, tokenizer = smollm2()

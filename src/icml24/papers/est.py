@@ -212,12 +212,8 @@ def efficiency(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer: in
     flop_counter check, the final held-out losses and the held-out loss at equal FLOPs. Regime: tokens per
     parameter and the baseline's relative held-out loss drop over the last 20% of steps (near-flat in pre-training).
 
-    Measured (first quick: 1 seed, 60k params, 900 steps): FLOPs saving 26.7%, final-loss gap +0.125 nats, equal
-    FLOPs lower at 15 of 18 points, wall and CPU-time ratios 0.79. Issue 39 quick (3 seeds, 36k params, 360 steps,
-    20.6 tokens/param): final-loss gaps -0.045, +0.179, -0.077 (mean +0.019, SE 0.081: fails, inside the noise);
-    plateau exits (baseline / EST) 120 / 96, 72 / 96, 96 / 96 steps, so the one positive gap is the seed whose EST
-    left the plateau later; CPU-time ratio 0.833 (SE 0.006; wall 0.821); equal-FLOPs gap -0.134 (SE 0.063, 85% of
-    points); FLOPs saving 26.0% in every seed.
+    The final-loss gap varies with when each run leaves the early unigram plateau (issue 39), so it is read with
+    its standard error over seeds and the plateau exits are reported beside it.
     """
     train, val = text_splits(corpus, max_chars=max_chars or None)
     config = GPTConfig(block_size=block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd)
@@ -310,9 +306,8 @@ def ablation(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer: int 
     each variant's slot, as in ``efficiency`` (the null ``baseline_at_est_flops``: the full model for the steps
     that variant's FLOPs buy).
 
-    Measured (quick, 1 seed, 36k params, 360 steps, 20.6 tokens/param): FLOPs saving / final-loss gap: layers
-    8.7% / +0.153, heads 11.7% / +0.048, MLP 10.0% / +0.099, all 26.0% / -0.026 nats (baseline 2.729). All runs sit
-    on the unigram plateau (~3.32) at first; the single-dimension variants leave it later than the baseline.
+    All runs sit on the unigram plateau at first; a variant that leaves it later than the baseline ends with a
+    larger loss gap.
     """
     unknown = sorted(set(variants) - set(VARIANTS))
     if unknown:
@@ -377,10 +372,8 @@ def schedule_knobs(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer
     fraction of the training text; training uses the rest), never on the held-out text the claims read. Each
     setting of ``KNOBS`` (stage boundaries earlier or later, milder sampling rates) trains in lockstep with the
     full-model baseline; ``best_knob_index`` indexes ``knobs`` (:func:`best_knob`: no validation penalty and the
-    most FLOPs saved). Measured (quick, seed 0): validation gaps default -0.061 (26.0% FLOPs saved), early -0.078
-    (15.2%), late +0.031 (36.8%), mild -0.032 (14.1%): the default is chosen, inside one seed's noise (the
-    efficiency seeds' final-loss gaps spread by 0.14 nats). A regime measurement:
-    our stage boundaries and rates are our own reading, and this says how much the choice matters.
+    most FLOPs saved). A regime measurement: our stage boundaries and rates are our own reading, and this says how
+    much the choice matters (compare the gaps with the final-loss gap's spread over seeds).
     """
     unknown = sorted(set(knobs) - set(KNOBS))
     if unknown:

@@ -255,8 +255,7 @@ def size_sweep(ctx, sizes: list[int] = (10, 20, 40, 80, 160), horizon: int = 10_
                tau: float = 1e-4, rspe_slot: str = "rspe") -> dict[str, float]:
     """PE error vs matrix size (m = n, all-ones rank-1 matrix, target: arm 0, T = 1e4) for IPS, SIPS, RS-PE.
 
-    Measured (quick, 8 seeds): IPS/RS-PE ratio of mean errors 1.81 at size 160, slopes 0.62 (IPS) and 0.52
-    (RS-PE) over m + n; the old internal loop gave 1.48. ``rspe_slot``: as in ``policy_evaluation``.
+    ``rspe_slot``: as in ``policy_evaluation``.
     """
     grid, slot = sorted(sizes), _check_slot("rspe_slot", rspe_slot, _PE_SLOT)
     metrics = {}
@@ -297,11 +296,10 @@ def sample_complexity(ctx, sizes: list[int] = (10, 20, 40, 80), horizons: list[i
     """Samples RS-PE needs for PE error epsilon vs m + n (all-ones rank-1 matrix; log-log fit of error vs T).
 
     One seed gives RS-PE's error at every (size, T); the summary fits log(mean error) vs log T per size, solves
-    for the T where it reaches epsilon, and fits those against m + n. Measured (quick, 6 seeds): slope 0.77
-    (the old internal loop: 0.97); the per-size fits are noisy (size 40 needs more samples than size 80).
+    for the T where it reaches epsilon, and fits those against m + n; the per-size fits are noisy.
     IPS runs beside it on the same samples (``ips_*``): for a deterministic target policy under uniform behaviour
-    its variance is about 2n/T, so its samples also grow linearly in n (quick: slope 0.86, 2.06x RS-PE's samples at
-    size 80), hence the claim compares with IPS. ``rspe_slot``: as in ``policy_evaluation``.
+    its variance is about 2n/T, so its samples also grow linearly in n, hence the claim compares with IPS.
+    ``rspe_slot``: as in ``policy_evaluation``.
     """
     size_grid, grid = sorted(sizes), sorted(horizons)
     slot = _check_slot("rspe_slot", rspe_slot, _PE_SLOT)
@@ -362,8 +360,7 @@ def best_policy(ctx, m: int = 50, n: int = 50, rank: int = 2,
     """Value of the policy returned by RS-BPI, SBPI and greedy-on-IPS ("Benchmark") vs T (official instance).
 
     The gap of a seed is its instance's optimal value minus the returned policy's; the runner averages gaps.
-    Measured (quick, 8 seeds, one instance each): RS-BPI gap 0.126 at T = 8k against SBPI 1.04; the old
-    internal loop (8 repetitions on one instance) gave 1.58. ``rsbpi_slot`` is the policy reported as rsbpi:
+    ``rsbpi_slot`` is the policy reported as rsbpi:
     "rsbpi" (the method), or a null: "sbpi", "benchmark", "random" (a uniformly random arm per context).
     """
     slot = _check_slot("rsbpi_slot", rsbpi_slot, _BPI_SLOT)
@@ -402,9 +399,7 @@ def regret(ctx, m: int = 50, n: int = 50, rank: int = 2,
 
     Every learner sees the same contexts and noise (one stream per seed). The instance is incoherent because
     the official M is spiky: uniform exploration of a few thousand rounds often never sees its two entries of
-    ~600, and the paper's guarantees assume incoherence. Measured (quick, 2 seeds): RS-RMIN slope 0.73, outside
-    the 0.4-0.65 range, though its regret at T = 8k (7.97k) is below LinUCB (14.5k), per-pair UCB (8.80k) and
-    ESTR (8.05k); the old internal loop gave slope 0.674. ``rsrmin_slot`` is the learner reported as rsrmin:
+    ~600, and the paper's guarantees assume incoherence. ``rsrmin_slot`` is the learner reported as rsrmin:
     "rsrmin" (the method), or a null: "estr", "pairucb", "linucb" (run exactly as in its own column).
     """
     slot = _check_slot("rsrmin_slot", rsrmin_slot, _RMIN_SLOT)
