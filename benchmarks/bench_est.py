@@ -42,7 +42,7 @@ def _interleaved_times(model, optimizer, x, shapes: dict, repeat: int) -> dict[s
 def main(n_embd: int = 128, n_layer: int = 4, batch: int = 16, repeat: int = 7) -> int:
     torch.set_num_threads(1)
     config = GPTConfig(block_size=64, n_layer=n_layer, n_head=4, n_embd=n_embd)
-    model = GPT(config, generator=torch.Generator().manual_seed(0))
+    model = GPT(config, random_state=torch.Generator().manual_seed(0))
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     x = torch.randint(0, config.vocab_size, (batch, config.block_size), generator=torch.Generator().manual_seed(1))
     sampler = SubnetworkSampler(config, EvolvingSubnetworkSchedule.default(), torch.Generator().manual_seed(2))

@@ -45,7 +45,7 @@ def environment():
 def test_the_official_configuration_runs_as_under_sb3_2_2_1(environment):
     entry = case(FIXTURE, "dqn_settings")
     official = entry["values"]
-    ours = DQNExplorer.official(total_timesteps=entry["inputs"]["steps"], seed=entry["inputs"]["seed"])
+    ours = DQNExplorer.official(total_timesteps=entry["inputs"]["steps"], random_state=entry["inputs"]["seed"])
     ours.fit(environment)
     agent = ours.model_
     linears = [m for m in agent.q_net.q_net if hasattr(m, "out_features")]
