@@ -319,7 +319,6 @@ KEY_PARSE_ALLOWED = {  # (paper, the call's source): string parsing that does no
     ("e4", 'spec.split(":")'),  # the experiment's "d:eps:T" item parameter, parsed once at the boundary
     ("e4", 'spec.partition(":")'),
     ("kernel_ges", 'name.removeprefix("cl_")'),  # a method name ("cl_cv") to causal-learn's score name
-    ("lowrank_bandits", "re.compile(pattern)"),  # TODO(H6): _grid reads sizes and horizons out of keys; label them
 }
 
 

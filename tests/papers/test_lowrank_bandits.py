@@ -10,10 +10,15 @@ import numpy as np
 import pytest
 
 from icml24.bandits import LowRankBandit
+from icml24.core import labelled, select
 from icml24.core.params import parse_value
 from icml24.core.runner import execute, plan
 from icml24.core.verdicts import aggregate, claims_of
 from icml24.papers import lowrank_bandits as paper
+
+
+def _err(method: str, horizon: int) -> str:
+    return labelled(f"{method}_error", T=horizon)
 
 
 @pytest.mark.parametrize("name", sorted(paper.PAPER.experiments))
@@ -36,9 +41,8 @@ def test_horizons_and_sizes_are_typed_lists():
 
 
 def test_policy_evaluation_summary_is_a_ratio_of_means_and_a_median():
-    per_seed = [{"ips_error_T8000": 10.0, "rspe_error_T8000": 0.1, "ips_error_T2000": 20.0, "rspe_error_T2000": 1.0},
-                {"ips_error_T8000": 10.0, "rspe_error_T8000": 1.9, "ips_error_T2000": 20.0, "rspe_error_T2000": 1.0},
-                {"ips_error_T8000": 10.0, "rspe_error_T8000": 0.1, "ips_error_T2000": 20.0, "rspe_error_T2000": 1.0}]
+    per_seed = [{_err("ips", 8000): 10.0, _err("rspe", 8000): r, _err("ips", 2000): 20.0, _err("rspe", 2000): 1.0}
+                for r in (0.1, 1.9, 0.1)]
     summary = paper._policy_evaluation_summary(per_seed)
     assert summary["min_ips_over_rspe_T8k_plus"] == pytest.approx(10.0 / (2.1 / 3))  # not the mean of ratios
     assert summary["median_ips_over_rspe_T8k_plus"] == pytest.approx(100.0)
@@ -47,7 +51,7 @@ def test_policy_evaluation_summary_is_a_ratio_of_means_and_a_median():
 
 def test_sample_complexity_summary_recovers_a_linear_law():
     # error = sqrt((m + n) / T): the samples for a fixed epsilon grow exactly linearly in m + n
-    per_seed = [{"epsilon": 0.05, **{f"rspe_error_size{s}_T{t}": math.sqrt(2 * s / t) * scale
+    per_seed = [{"epsilon": 0.05, **{labelled("rspe_error", size=s, T=t): math.sqrt(2 * s / t) * scale
                                      for s in (10, 20, 40) for t in (1000, 4000, 16000)}}
                 for scale in (0.9, 1.1)]
     summary = paper._sample_complexity_summary(per_seed)
@@ -56,7 +60,7 @@ def test_sample_complexity_summary_recovers_a_linear_law():
     assert summary["samples_needed_size10"] == pytest.approx(20 / 0.05**2)
     assert "ips_sample_complexity_slope" not in summary  # only where IPS ran beside it
     for row in per_seed:  # IPS with twice RS-PE's error: four times its samples
-        row.update({key.replace("rspe", "ips"): 2 * value for key, value in list(row.items()) if "rspe" in key})
+        row.update({labelled("ips_error", **labels): 2 * value for labels, value in select(row, "rspe_error")})
     summary = paper._sample_complexity_summary(per_seed)
     assert summary["ips_sample_complexity_slope"] == pytest.approx(1.0)
     assert summary["ips_over_rspe_samples_largest"] == pytest.approx(4.0)
@@ -64,11 +68,12 @@ def test_sample_complexity_summary_recovers_a_linear_law():
 
 def test_regret_and_size_summaries_read_the_means():
     grid = (1000, 4000)
-    per_seed = [{f"{name}_regret_T{t}": c * np.sqrt(t) for name in ("rsrmin", "linucb", "pairucb") for t in grid}
-                for c in (1.0, 3.0)]
+    per_seed = [{labelled(f"{name}_regret", T=t): c * np.sqrt(t) for name in ("rsrmin", "linucb", "pairucb")
+                 for t in grid} for c in (1.0, 3.0)]
     assert paper._regret_summary(per_seed)["rsrmin_slope"] == pytest.approx(0.5)
     assert "estr_slope" not in paper._regret_summary(per_seed)  # only the learners that ran
-    sizes = [{"ips_error_size10": 1.0, "ips_error_size40": 2.0, "rspe_error_size10": 1.0, "rspe_error_size40": 0.5}]
+    sizes = [{labelled("ips_error", size=10): 1.0, labelled("ips_error", size=40): 2.0,
+              labelled("rspe_error", size=10): 1.0, labelled("rspe_error", size=40): 0.5}]
     summary = paper._size_sweep_summary(sizes)
     assert summary["ips_slope_vs_size"] == pytest.approx(0.5) and summary["ips_over_rspe_largest"] == 4.0
 
@@ -110,12 +115,12 @@ def test_official_protocol_variant_reproduces_the_leak_on_a_fixed_seed():
 
 
 def test_policy_evaluation_summary_reports_quantiles_and_the_leak_factor():
-    per_seed = [{f"{name}_error_T{t}": value * (1 + k) for name, value in
+    per_seed = [{_err(name, t): value * (1 + k) for name, value in
                  (("ips", 10.0), ("sips", 5.0), ("rspe", 1.0), ("rspe_official", 0.25)) for t in (2000, 8000)}
                 for k in range(11)]
     summary = paper._policy_evaluation_summary(per_seed)
-    assert summary["rspe_error_T2000_median"] == pytest.approx(6.0)
-    assert summary["rspe_error_T2000_q10"] == pytest.approx(2.0) and summary["ips_error_T8000_q90"] == 100.0
+    assert summary["rspe_error_median[T=2000]"] == pytest.approx(6.0)
+    assert summary["rspe_error_q10[T=2000]"] == pytest.approx(2.0) and summary["ips_error_q90[T=8000]"] == 100.0
     assert summary["official_leak_factor_smallest_T"] == pytest.approx(4.0)
 
 
@@ -125,11 +130,11 @@ def test_the_method_slots_run_the_nulls_on_the_same_samples(tmp_path):
     ctx = Context(seed=0, out_dir=tmp_path)
     pe = {"m": 12, "n": 10, "horizons": [500, 1000], "official_pool": 1000}
     null = paper.policy_evaluation(ctx, **pe, rspe_slot="ips")
-    assert all(null[f"rspe_error_T{t}"] == null[f"ips_error_T{t}"] for t in (500, 1000))
+    assert all(null[_err("rspe", t)] == null[_err("ips", t)] for t in (500, 1000))
     method = paper.policy_evaluation(ctx, **pe)
-    assert method["ips_error_T1000"] == null["ips_error_T1000"] != method["rspe_error_T1000"]
+    assert method[_err("ips", 1000)] == null[_err("ips", 1000)] != method[_err("rspe", 1000)]
     sizes = paper.size_sweep(ctx, sizes=[5], horizon=300, rspe_slot="sips")
-    assert sizes["rspe_error_size5"] == sizes["sips_error_size5"]
+    assert sizes["rspe_error[size=5]"] == sizes["sips_error[size=5]"]
     bpi = {"m": 12, "n": 10, "horizons": [500]}
     assert paper.best_policy(ctx, **bpi, rsbpi_slot="sbpi")["rsbpi_gap_T500"] == paper.best_policy(
         ctx, **bpi)["sbpi_gap_T500"]
@@ -137,7 +142,7 @@ def test_the_method_slots_run_the_nulls_on_the_same_samples(tmp_path):
     regret = {"m": 8, "n": 6, "horizons": [200, 400]}
     for slot in ("estr", "pairucb"):
         run = paper.regret(ctx, **regret, rsrmin_slot=slot)
-        assert run["rsrmin_regret_T200"] == run[f"{slot}_regret_T200"] and run["rsrmin_regret_last"] == run[
+        assert run["rsrmin_regret[T=200]"] == run[f"{slot}_regret[T=200]"] and run["rsrmin_regret_last"] == run[
             f"{slot}_regret_last"]
     for experiment, name in ((paper.policy_evaluation, "rspe_slot"), (paper.best_policy, "rsbpi_slot"),
                              (paper.regret, "rsrmin_slot")):

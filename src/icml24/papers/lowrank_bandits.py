@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from icml24.bandits import (
@@ -19,7 +17,7 @@ from icml24.bandits import (
     LowRankBandit,
     PairUCB,
 )
-from icml24.core import Claim, Null, Paper, Regime, experiment
+from icml24.core import Claim, Null, Paper, Regime, experiment, labelled, select
 
 PAPER = Paper(
     slug="lowrank-bandits",
@@ -60,10 +58,9 @@ def _mean(per_seed: list[dict[str, float]], key: str) -> float:
     return float(np.mean([m[key] for m in per_seed]))
 
 
-def _grid(per_seed: list[dict[str, float]], pattern: str) -> list[int]:
-    """The sorted integers ``N`` of the metric keys that match ``pattern`` (one ``(\\d+)`` group)."""
-    regex = re.compile(pattern)
-    return sorted({int(match.group(1)) for key in per_seed[0] if (match := regex.fullmatch(key))})
+def _grid(per_seed: list[dict[str, float]], name: str, label: str, **fixed) -> list[int]:
+    """The sorted values of ``label`` over the labelled metrics ``name[...]`` of one run (``icml24.core.select``)."""
+    return sorted({labels[label] for labels, _ in select(per_seed[0], name, **fixed)})
 
 
 def _plot_curves(ctx, name: str, x, curves: dict[str, np.ndarray], xlabel: str, ylabel: str, logy: bool = True,
@@ -149,7 +146,8 @@ def policy_evaluation(ctx, m: int = 50, n: int = 50, rank: int = 2, horizons: li
     ``official_pool`` (20k) samples at every T. Errors are heavy-tailed (in about 10-15% of runs the samples miss
     one of the official matrix's two entries of ~600, or the phase-1 subspace fails), so the summary gives the
     mean (what the paper's figures plot: the official plotting code draws np.mean with a t-interval), the median
-    and the 10/90% quantiles; ``spike_missed_T<T>`` is the fraction of seeds in that regime. ``rspe_slot`` is the
+    and the 10/90% quantiles; ``spike_missed[T=<T>]`` is the fraction of seeds in that regime. Per-T errors are
+    labelled ``<method>_error[T=<T>]``. ``rspe_slot`` is the
     estimator run as rspe: "rspe" (the method), or a null, "ips" or "sips", on the same samples.
     """
     env = LowRankBandit.official_instance(m, n, rank, rng=ctx.rng("instance"))
@@ -159,8 +157,8 @@ def policy_evaluation(ctx, m: int = 50, n: int = 50, rank: int = 2, horizons: li
     metrics = {"snr": env.snr, "optimal_value": env.value(env.optimal_arms)}
     for k, horizon in enumerate(grid):
         for name in errors:
-            metrics[f"{name}_error_T{horizon}" if name != "spike_missed" else f"spike_missed_T{horizon}"] = float(
-                errors[name][k])
+            key = labelled(f"{name}_error" if name != "spike_missed" else "spike_missed", T=horizon)
+            metrics[key] = float(errors[name][k])
     _plot_curves(ctx, "pe_error_vs_T", grid, {"IPS": errors["ips"], "SIPS": errors["sips"], "RS-PE": errors["rspe"],
                                               "RS-PE, official protocol (leaks)": errors["rspe_official"]},
                  "samples T", "|v^ - v| (policy evaluation error)")
@@ -171,9 +169,10 @@ def policy_evaluation(ctx, m: int = 50, n: int = 50, rank: int = 2, horizons: li
 def _policy_evaluation_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
     """Ratios of the MEAN (and median) errors over seeds at T >= 8k, slopes of the mean errors, the quantiles of
     every method's error at every T, and how much of RS-PE's small-T curve the official protocol's leak explains."""
-    grid = _grid(per_seed, r"rspe_error_T(\d+)")
-    methods = [name for name in _PE_METHODS if f"{name}_error_T{grid[0]}" in per_seed[0]]
-    errors = {name: np.array([[m[f"{name}_error_T{h}"] for h in grid] for m in per_seed]) for name in methods}
+    grid = _grid(per_seed, "rspe_error", "T")
+    methods = [name for name in _PE_METHODS if labelled(f"{name}_error", T=grid[0]) in per_seed[0]]
+    errors = {name: np.array([[m[labelled(f"{name}_error", T=h)] for h in grid] for m in per_seed])
+              for name in methods}
     means = {name: errors[name].mean(axis=0) for name in methods}
     medians = {name: np.median(errors[name], axis=0) for name in methods}
     large = [k for k, horizon in enumerate(grid) if horizon >= 8000] or [len(grid) - 1]
@@ -187,7 +186,7 @@ def _policy_evaluation_summary(per_seed: list[dict[str, float]]) -> dict[str, fl
     for name in methods:
         for k, horizon in enumerate(grid):
             for label, q in _QUANTILES.items():
-                summary[f"{name}_error_T{horizon}_{label}"] = float(np.quantile(errors[name][:, k], q))
+                summary[labelled(f"{name}_error_{label}", T=horizon)] = float(np.quantile(errors[name][:, k], q))
     if "rspe_official" in methods:  # > 1: the leak flatters the official curve by this factor at the smallest T
         summary["official_leak_factor_smallest_T"] = float(means["rspe"][0] / max(means["rspe_official"][0], 1e-12))
         summary["official_leak_factor_smallest_T_median"] = float(
@@ -270,7 +269,7 @@ def size_sweep(ctx, sizes: list[int] = (10, 20, 40, 80, 160), horizon: int = 10_
         errors["sips"][k] = abs(SIPS(1).fit(*data).evaluate(target) - truth)
         errors["rspe"][k] = abs(_PE_SLOT[slot](1, tau).fit(*data).evaluate(target) - truth)
         for name in errors:
-            metrics[f"{name}_error_size{size}"] = float(errors[name][k])
+            metrics[labelled(f"{name}_error", size=size)] = float(errors[name][k])
     _plot_curves(ctx, "pe_error_vs_size", grid, {"IPS": errors["ips"], "SIPS": errors["sips"], "RS-PE": errors["rspe"]},
                  "matrix size m = n", f"PE error at T = {horizon}")
     return metrics
@@ -279,8 +278,8 @@ def size_sweep(ctx, sizes: list[int] = (10, 20, 40, 80, 160), horizon: int = 10_
 @size_sweep.summarizer
 def _size_sweep_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
     """Log-log slopes of the mean errors over m + n, and the ratio of mean errors at the largest size."""
-    grid = _grid(per_seed, r"rspe_error_size(\d+)")
-    means = {name: [_mean(per_seed, f"{name}_error_size{size}") for size in grid] for name in ("ips", "rspe")}
+    grid = _grid(per_seed, "rspe_error", "size")
+    means = {name: [_mean(per_seed, labelled(f"{name}_error", size=size)) for size in grid] for name in ("ips", "rspe")}
     totals = [2 * size for size in grid]
     return {
         "ips_slope_vs_size": _loglog_slope(totals, means["ips"]),
@@ -320,8 +319,9 @@ def sample_complexity(ctx, sizes: list[int] = (10, 20, 40, 80), horizons: list[i
         for horizon in grid:
             data = (contexts[:horizon], arms[:horizon], rewards[:horizon], behaviour)
             errors.append(abs(_PE_SLOT[slot](1, tau).fit(*data).evaluate(target) - truth))
-            metrics[f"rspe_error_size{size}_T{horizon}"] = float(errors[-1])
-            metrics[f"ips_error_size{size}_T{horizon}"] = float(abs(IPS().fit(*data).evaluate(target) - truth))
+            metrics[labelled("rspe_error", size=size, T=horizon)] = float(errors[-1])
+            metrics[labelled("ips_error", size=size, T=horizon)] = float(abs(IPS().fit(*data).evaluate(target)
+                                                                             - truth))
         ax.loglog(grid, errors, marker="o", label=f"m = n = {size}")
     ax.axhline(epsilon, color="k", linestyle="--", label=f"epsilon = {epsilon}")
     ax.set_xlabel("samples T")
@@ -335,14 +335,14 @@ def sample_complexity(ctx, sizes: list[int] = (10, 20, 40, 80), horizons: list[i
 def _sample_complexity_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
     """Per size, the T where the log-log fit of the mean error vs T reaches epsilon; their slope over m + n, for
     RS-PE and (where run beside it) IPS, and IPS's samples over RS-PE's at the largest size."""
-    sizes = _grid(per_seed, r"rspe_error_size(\d+)_T\d+")
+    sizes = _grid(per_seed, "rspe_error", "size")
     summary, needed = {}, {"rspe": [], "ips": []}
     for name, prefix in (("rspe", ""), ("ips", "ips_")):
-        if not any(key.startswith(f"{name}_error_size") for key in per_seed[0]):
+        if not select(per_seed[0], f"{name}_error"):
             continue
         for size in sizes:
-            grid = _grid(per_seed, rf"rspe_error_size{size}_T(\d+)")
-            mean_error = [_mean(per_seed, f"{name}_error_size{size}_T{horizon}") for horizon in grid]
+            grid = _grid(per_seed, "rspe_error", "T", size=size)
+            mean_error = [_mean(per_seed, labelled(f"{name}_error", size=size, T=horizon)) for horizon in grid]
             slope, intercept = np.polyfit(np.log(grid), np.log(mean_error), 1)
             needed[name].append(float(np.exp((np.log(_mean(per_seed, "epsilon")) - intercept) / slope)))
             summary[f"{prefix}samples_needed_size{size}"] = needed[name][-1]
@@ -417,7 +417,7 @@ def regret(ctx, m: int = 50, n: int = 50, rank: int = 2,
     metrics = {"snr": env.snr, "largest_T": float(grid[-1])}
     for k, horizon in enumerate(grid):
         for name in regrets:
-            metrics[f"{name}_regret_T{horizon}"] = float(regrets[name][k])
+            metrics[labelled(f"{name}_regret", T=horizon)] = float(regrets[name][k])
     for name in regrets:
         metrics[f"{name}_regret_last"] = float(regrets[name][-1])
     _plot_curves(ctx, "regret_vs_T", grid, {"RS-RMIN (reconstruction)": regrets["rsrmin"],
@@ -431,9 +431,9 @@ def regret(ctx, m: int = 50, n: int = 50, rank: int = 2,
 @regret.summarizer
 def _regret_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
     """Log-log slope of the MEAN cumulative regret over seeds vs T, per learner."""
-    grid = _grid(per_seed, r"rsrmin_regret_T(\d+)")
-    return {f"{name}_slope": _loglog_slope(grid, [_mean(per_seed, f"{name}_regret_T{h}") for h in grid])
-            for name in ("rsrmin", "linucb", "pairucb", "estr") if f"{name}_regret_T{grid[0]}" in per_seed[0]}
+    grid = _grid(per_seed, "rsrmin_regret", "T")
+    return {f"{name}_slope": _loglog_slope(grid, [_mean(per_seed, labelled(f"{name}_regret", T=h)) for h in grid])
+            for name in ("rsrmin", "linucb", "pairucb", "estr") if labelled(f"{name}_regret", T=grid[0]) in per_seed[0]}
 
 
 # ---------------------------------------------------------------------------------------------- claims
