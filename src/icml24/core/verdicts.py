@@ -172,7 +172,8 @@ def judge_recorded(paper: Paper, claim: Claim) -> ClaimResult | None:
     result.mode, result.recorded = "full (recorded)", label(run, claim.experiment)
     if "changed from the setting" in result.recorded and result.verdict.message.startswith(MISSING_METRIC):
         # a recorded part of the setting (one rate of several, say) that lacks what the claim reads: not run, not error
-        read = "".join(f"; it recorded {k} = {v:.4g}" for k, v in result.verdict.measured.items())
+        read = ", ".join(f"{k} = {v:.4g}" for k, v in result.verdict.measured.items())
+        read = f"; it recorded {read}" if read else ""
         result.verdict = Verdict(NOT_RUN, result.verdict.measured,
                                  f"{result.verdict.message} (the recorded run covers part of the setting){read}")
     return result
