@@ -45,15 +45,15 @@ def main() -> int:
     horizon = args.horizon
     path = args.official or _default_official()
 
-    env = LowRankBandit.official_instance(50, 50, 2, rng=0)
+    env = LowRankBandit.official_instance(50, 50, 2, random_state=0)
     behaviour = env.uniform_behaviour
 
     def ours_end_to_end(seed):
-        data = env.collect(horizon, behaviour, rng=seed)
+        data = env.collect(horizon, behaviour, random_state=seed)
         return RSPE(2, tau=1e-4).fit(*data, behaviour).evaluate(env.optimal_arms)
 
     _, ours_total = best_of(lambda: ours_end_to_end(0), repeats=3)
-    data = env.collect(horizon, behaviour, rng=0)
+    data = env.collect(horizon, behaviour, random_state=0)
     _, ours_fit = best_of(lambda: RSPE(2, tau=1e-4).fit(*data, behaviour).evaluate(env.optimal_arms), repeats=3)
     if path is None:
         print(f"RS-PE m=n=50 T={horizon}: icml24 {ours_total * 1e3:.1f} ms end to end ({ours_fit * 1e3:.1f} ms fit); "

@@ -199,7 +199,7 @@ NOT_RANDOMNESS = {  # parameters with a seed-like name that are not a method's r
     "rl/failures/environment.py:reset(seed)",  # gymnasium's Env.reset(seed=...) API
 }
 SEED_NAME_PENDING = {  # not converted to random_state yet; the list only shrinks
-    # TODO(H6): agents, causal, generative, graph, llm/tasks, rl, sdr, bandits/lowrank
+    # TODO(H6): agents, causal, generative, graph, llm/tasks, rl, sdr
     "agents/simulation.py:draw_round(rng)", "agents/simulation.py:initial_ages(rng)",
     "agents/simulation.py:random_matching(rng)", "agents/simulation.py:run(rng)",
     "agents/society.py:initial_albums(rng)", "agents/society.py:run_society(rng)",
@@ -208,9 +208,6 @@ SEED_NAME_PENDING = {  # not converted to random_state yet; the list only shrink
     "agents/society_models.py:render_ood(rng)", "agents/society_models.py:train_clip(gen)",
     "agents/society_models.py:train_clip(rng)", "agents/society_models.py:train_responder(gen)",
     "agents/society_models.py:train_responder(rng)",
-    "bandits/lowrank/environment.py:collect(rng)", "bandits/lowrank/environment.py:gaussian_instance(rng)",
-    "bandits/lowrank/environment.py:official_instance(rng)", "bandits/lowrank/environment.py:pull(rng)",
-    "bandits/lowrank/environment.py:sample_contexts(rng)", "bandits/lowrank/regret.py:run(rng)",
     "causal/synthetic.py:generate(rng)", "causal/synthetic.py:random_dag(rng)", "causal/synthetic.py:simulate(rng)",
     "generative/genco/zelda.py:random_levels(rng)", "generative/rpg/scenes.py:render(rng)",
     "generative/rpg/scenes.py:sample_scenes(rng)", "generative/rpg/scenes.py:split_prompts(seed)",

@@ -107,7 +107,7 @@ def test_every_experiment_has_a_claim_and_settings():
 
 def test_official_protocol_variant_reproduces_the_leak_on_a_fixed_seed():
     """Seed 0, T = 2000 of the default instance: the official protocol's second phase sees all 20k samples."""
-    env = LowRankBandit.official_instance(50, 50, 2, rng=np.random.default_rng(0))
+    env = LowRankBandit.official_instance(50, 50, 2, random_state=np.random.default_rng(0))
     errors = paper._pe_errors(env, [2000], 20_000, 2, 1e-4, np.random.default_rng(1))
     assert errors["rspe_official"][0] < 0.5 * errors["rspe"][0]  # the leak flatters the small-T error
     again = paper._pe_errors(env, [2000], 2000, 2, 1e-4, np.random.default_rng(1))  # no pool beyond T: no leak

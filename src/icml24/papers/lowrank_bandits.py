@@ -119,7 +119,7 @@ def _pe_errors(env, grid: list[int], pool: int, rank: int, tau: float, rng,
     target = env.optimal_arms
     truth = env.value(target)
     behaviour = env.uniform_behaviour
-    contexts, arms, rewards = env.collect(max(grid[-1], pool), behaviour, rng=rng)
+    contexts, arms, rewards = env.collect(max(grid[-1], pool), behaviour, random_state=rng)
     matrix = np.abs(env.reward_matrix)
     spikes = np.argsort(matrix, axis=None)[-2:]
     pairs = contexts * matrix.shape[1] + arms
@@ -150,7 +150,7 @@ def policy_evaluation(ctx, m: int = 50, n: int = 50, rank: int = 2, horizons: li
     labelled ``<method>_error[T=<T>]``. ``rspe_slot`` is the
     estimator run as rspe: "rspe" (the method), or a null, "ips" or "sips", on the same samples.
     """
-    env = LowRankBandit.official_instance(m, n, rank, rng=ctx.rng("instance"))
+    env = LowRankBandit.official_instance(m, n, rank, random_state=ctx.rng("instance"))
     grid = sorted(horizons)
     errors = _pe_errors(env, grid, official_pool, rank, tau, ctx.rng("samples"),
                         _check_slot("rspe_slot", rspe_slot, _PE_SLOT))
@@ -215,7 +215,7 @@ def pe_error_distribution(ctx, m: int = 50, n: int = 50, rank: int = 2, horizons
     grid, slot = sorted(horizons), _check_slot("rspe_slot", rspe_slot, _PE_SLOT)
     runs = []
     for rep in ctx.progress(range(repetitions), description="repetitions", total=repetitions):
-        env = LowRankBandit.official_instance(m, n, rank, rng=ctx.rng("instance", rep))
+        env = LowRankBandit.official_instance(m, n, rank, random_state=ctx.rng("instance", rep))
         runs.append(_pe_errors(env, grid, official_pool, rank, tau, ctx.rng("samples", rep), slot))
     errors = {name: np.array([run[name] for run in runs]) for name in (*_PE_METHODS, "spike_missed")}
     metrics: dict[str, float] = {"repetitions": float(repetitions)}
@@ -264,7 +264,7 @@ def size_sweep(ctx, sizes: list[int] = (10, 20, 40, 80, 160), horizon: int = 10_
         target = np.zeros(size, dtype=np.int64)
         truth = env.value(target)
         behaviour = env.uniform_behaviour
-        data = env.collect(horizon, behaviour, rng=ctx.rng("size", size)) + (behaviour,)
+        data = env.collect(horizon, behaviour, random_state=ctx.rng("size", size)) + (behaviour,)
         errors["ips"][k] = abs(IPS().fit(*data).evaluate(target) - truth)
         errors["sips"][k] = abs(SIPS(1).fit(*data).evaluate(target) - truth)
         errors["rspe"][k] = abs(_PE_SLOT[slot](1, tau).fit(*data).evaluate(target) - truth)
@@ -314,7 +314,7 @@ def sample_complexity(ctx, sizes: list[int] = (10, 20, 40, 80), horizons: list[i
         target = np.zeros(size, dtype=np.int64)
         truth = env.value(target)
         behaviour = env.uniform_behaviour
-        contexts, arms, rewards = env.collect(grid[-1], behaviour, rng=ctx.rng("size", size))
+        contexts, arms, rewards = env.collect(grid[-1], behaviour, random_state=ctx.rng("size", size))
         errors = []
         for horizon in grid:
             data = (contexts[:horizon], arms[:horizon], rewards[:horizon], behaviour)
@@ -364,10 +364,10 @@ def best_policy(ctx, m: int = 50, n: int = 50, rank: int = 2,
     "rsbpi" (the method), or a null: "sbpi", "benchmark", "random" (a uniformly random arm per context).
     """
     slot = _check_slot("rsbpi_slot", rsbpi_slot, _BPI_SLOT)
-    env = LowRankBandit.official_instance(m, n, rank, rng=ctx.rng("instance"))
+    env = LowRankBandit.official_instance(m, n, rank, random_state=ctx.rng("instance"))
     grid = sorted(horizons)
     behaviour = env.uniform_behaviour
-    contexts, arms, rewards = env.collect(grid[-1], behaviour, rng=ctx.rng("samples"))
+    contexts, arms, rewards = env.collect(grid[-1], behaviour, random_state=ctx.rng("samples"))
     values = {name: np.zeros(len(grid)) for name in ("rsbpi", "sbpi", "benchmark")}
     for k, horizon in enumerate(grid):
         data = (contexts[:horizon], arms[:horizon], rewards[:horizon], behaviour)
@@ -403,17 +403,18 @@ def regret(ctx, m: int = 50, n: int = 50, rank: int = 2,
     "rsrmin" (the method), or a null: "estr", "pairucb", "linucb" (run exactly as in its own column).
     """
     slot = _check_slot("rsrmin_slot", rsrmin_slot, _RMIN_SLOT)
-    env = LowRankBandit.gaussian_instance(m, n, rank, rng=ctx.rng("instance"))
+    env = LowRankBandit.gaussian_instance(m, n, rank, random_state=ctx.rng("instance"))
     grid = sorted(horizons)
     stream = ctx.child_seed("play")  # common random numbers for the three learners
     regrets = {}
     # the baselines are anytime: one run to the largest horizon, read at each T
     for name, learner in (("linucb", LinUCBOneHot()), ("pairucb", PairUCB())):
-        regrets[name] = np.cumsum(learner.run(env, grid[-1], rng=stream))[np.asarray(grid) - 1]
+        regrets[name] = np.cumsum(learner.run(env, grid[-1], random_state=stream))[np.asarray(grid) - 1]
     # RS-RMIN's exploration length depends on T: one run per T
-    regrets["estr"] = np.array([ExploreSubspaceRefine(rank).run(env, horizon, rng=stream).sum() for horizon in grid])
+    regrets["estr"] = np.array([ExploreSubspaceRefine(rank).run(env, horizon, random_state=stream).sum()
+                                for horizon in grid])
     regrets["rsrmin"] = regrets[slot].copy() if slot != "rsrmin" else np.array(
-        [RSRMIN(rank).run(env, horizon, rng=stream).sum() for horizon in grid])
+        [RSRMIN(rank).run(env, horizon, random_state=stream).sum() for horizon in grid])
     metrics = {"snr": env.snr, "largest_T": float(grid[-1])}
     for k, horizon in enumerate(grid):
         for name in regrets:

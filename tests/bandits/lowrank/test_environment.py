@@ -9,7 +9,7 @@ from icml24.bandits.lowrank import LowRankBandit, as_policy_matrix
 def test_collect_follows_the_behaviour_policy():
     env = LowRankBandit(np.zeros((3, 4)), context_probs=[0.5, 0.3, 0.2], noise_std=0.0)
     behaviour = np.array([[0.1, 0.2, 0.3, 0.4], [1.0, 0.0, 0.0, 0.0], [0.0, 0.5, 0.0, 0.5]])
-    contexts, arms, rewards = env.collect(200_000, behaviour, rng=0)
+    contexts, arms, rewards = env.collect(200_000, behaviour, random_state=0)
     joint = np.bincount(contexts * 4 + arms, minlength=12).reshape(3, 4) / len(arms)
     np.testing.assert_allclose(joint, np.array([0.5, 0.3, 0.2])[:, None] * behaviour, atol=4e-3)
     assert np.all(rewards == 0.0)
@@ -28,9 +28,10 @@ def test_values_and_validation():
 
 
 def test_official_instance_is_rank_r_and_seeded():
-    env = LowRankBandit.official_instance(20, 15, 2, rng=0)
+    env = LowRankBandit.official_instance(20, 15, 2, random_state=0)
     assert np.linalg.matrix_rank(env.reward_matrix) == 2
-    np.testing.assert_array_equal(env.reward_matrix, LowRankBandit.official_instance(20, 15, 2, rng=0).reward_matrix)
+    again = LowRankBandit.official_instance(20, 15, 2, random_state=0)
+    np.testing.assert_array_equal(env.reward_matrix, again.reward_matrix)
 
 
 @pytest.mark.parametrize("kwargs,match", [

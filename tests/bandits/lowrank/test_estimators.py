@@ -9,8 +9,8 @@ from icml24.bandits.lowrank import IPS, RSBPI, RSPE, SBPI, SIPS, IPSGreedy, LowR
 
 @pytest.fixture(scope="module")
 def instance():
-    env = LowRankBandit.official_instance(30, 30, 2, rng=0)
-    data = env.collect(20_000, rng=1) + (env.uniform_behaviour,)
+    env = LowRankBandit.official_instance(30, 30, 2, random_state=0)
+    data = env.collect(20_000, random_state=1) + (env.uniform_behaviour,)
     return env, data
 
 
@@ -34,10 +34,10 @@ def test_rspe_beats_ips_and_sips(instance):
 
 def test_rspe_noiseless_error_is_only_misspecification():
     # without reward noise only the phase-1 subspace error remains; it shrinks as T grows
-    env = LowRankBandit.gaussian_instance(15, 12, 2, rng=0, noise_std=0.0)
+    env = LowRankBandit.gaussian_instance(15, 12, 2, random_state=0, noise_std=0.0)
     errors = []
     for horizon in (2_000, 50_000):
-        data = env.collect(horizon, rng=0) + (env.uniform_behaviour,)
+        data = env.collect(horizon, random_state=0) + (env.uniform_behaviour,)
         fit = RSPE(2, tau=1e-10).fit(*data)
         errors.append(np.abs(fit.reward_matrix_ - env.reward_matrix).max())
     assert errors[1] < errors[0] and errors[1] < 0.01
@@ -94,8 +94,8 @@ def test_a_nan_reward_is_rejected_by_name(instance, estimator):
 
 
 def test_rspe_on_too_few_samples_warns_instead_of_returning_zero_silently():
-    env = LowRankBandit.official_instance(10, 10, 2, rng=0)
-    data = env.collect(1, rng=0) + (env.uniform_behaviour,)
+    env = LowRankBandit.official_instance(10, 10, 2, random_state=0)
+    data = env.collect(1, random_state=0) + (env.uniform_behaviour,)
     with pytest.warns(UserWarning, match=r"phase 2 saw 1 distinct \(context, arm\) pairs, fewer than the 36"):
         estimate = RSPE(2).fit(*data).evaluate(env.optimal_arms)
     assert abs(estimate) < 1e-3 < env.optimal_value()  # what the warning is about: shrunk to ~0

@@ -8,19 +8,19 @@ from icml24.bandits.lowrank import RSRMIN, ExploreSubspaceRefine, LinUCBOneHot, 
 
 
 def test_regret_learners_run_and_are_deterministic():
-    env = LowRankBandit.gaussian_instance(10, 8, 1, rng=0)
+    env = LowRankBandit.gaussian_instance(10, 8, 1, random_state=0)
     for learner in (RSRMIN(1), LinUCBOneHot(), PairUCB()):
-        first = learner.run(env, 600, rng=3)
+        first = learner.run(env, 600, random_state=3)
         assert first.shape == (600,) and np.all(first >= -1e-12)
-        np.testing.assert_array_equal(first, learner.run(env, 600, rng=3))
+        np.testing.assert_array_equal(first, learner.run(env, 600, random_state=3))
     rsrmin = RSRMIN(1)
-    rsrmin.run(env, 600, rng=3)
+    rsrmin.run(env, 600, random_state=3)
     assert rsrmin.exploration_rounds_ == int(np.ceil(0.5 * 18**0.75 * np.sqrt(600)))
 
 
 def test_rsrmin_beats_uniform_play():
-    env = LowRankBandit.gaussian_instance(20, 20, 1, rng=1, scale=2.0)
-    regret = RSRMIN(1).run(env, 3000, rng=0)
+    env = LowRankBandit.gaussian_instance(20, 20, 1, random_state=1, scale=2.0)
+    regret = RSRMIN(1).run(env, 3000, random_state=0)
     uniform = env.reward_matrix.max(axis=1).mean() - env.reward_matrix.mean()
     assert regret.sum() < 0.5 * uniform * 3000
 
@@ -40,9 +40,10 @@ def test_bad_hyperparameters_are_rejected_by_name(make, match):
 
 
 def test_estr_is_rsrmin_with_the_sqrt_r_m_plus_n_t_exploration():
-    env = LowRankBandit.gaussian_instance(10, 8, 1, rng=0)
+    env = LowRankBandit.gaussian_instance(10, 8, 1, random_state=0)
     estr = ExploreSubspaceRefine(1)
-    regret = estr.run(env, 600, rng=3)
+    regret = estr.run(env, 600, random_state=3)
     assert estr.exploration_rounds_ == int(np.ceil(np.sqrt(1 * 18 * 600)))
-    np.testing.assert_array_equal(regret, RSRMIN(1, exploration_rounds=estr.exploration_rounds_).run(env, 600, rng=3))
+    same = RSRMIN(1, exploration_rounds=estr.exploration_rounds_).run(env, 600, random_state=3)
+    np.testing.assert_array_equal(regret, same)
     assert "ExploreSubspaceRefine(rank=1" in repr(estr)

@@ -14,7 +14,7 @@ def _random_low_rank(m=12, n=9, rank=2, seed=0):
 def test_ips_matrix_is_unbiased():
     matrix = _random_low_rank(4, 3)
     env = LowRankBandit(matrix, noise_std=0.5)
-    estimates = [ips_matrix(*env.collect(2000, rng=seed), env.uniform_behaviour) for seed in range(200)]
+    estimates = [ips_matrix(*env.collect(2000, random_state=seed), env.uniform_behaviour) for seed in range(200)]
     np.testing.assert_allclose(np.mean(estimates, axis=0), matrix, atol=0.15)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._random import check_random_state
 from icml24._validation import check_finite, check_positive
 
 
@@ -61,7 +62,7 @@ class LowRankBandit:
 
     # ------------------------------------------------------------------ instances
     @classmethod
-    def official_instance(cls, m: int = 50, n: int = 50, rank: int = 2, rng=None, noise_std: float = 1.0):
+    def official_instance(cls, m: int = 50, n: int = 50, rank: int = 2, random_state=None, noise_std: float = 1.0):
         """The default instance of the official code: ``M = M1[:, :r] N1[:r, :]``.
 
         ``M1 [m, m]`` and ``N1 [n, n]`` are uniform(0, 1) matrices whose diagonal is replaced by the row's
@@ -69,7 +70,7 @@ class LowRankBandit:
         """
         if not 1 <= rank <= min(m, n):
             raise ValueError(f"rank must lie in [1, min(m, n)] = [1, {min(m, n)}], got {rank}")
-        rng = np.random.default_rng(rng)
+        rng = check_random_state(random_state)
         left = rng.random((m, m))
         np.fill_diagonal(left, np.abs(left).sum(axis=1))
         right = rng.random((n, n))
@@ -77,7 +78,7 @@ class LowRankBandit:
         return cls(left[:, :rank] @ right[:rank, :], noise_std=noise_std)
 
     @classmethod
-    def gaussian_instance(cls, m: int = 50, n: int = 50, rank: int = 2, rng=None, scale: float = 1.0,
+    def gaussian_instance(cls, m: int = 50, n: int = 50, rank: int = 2, random_state=None, scale: float = 1.0,
                           noise_std: float = 1.0):
         """An incoherent instance ``M = scale * A B^T / sqrt(r)``, i.i.d. N(0, 1) factors ``A [m, r]``, ``B [n, r]``.
 
@@ -85,7 +86,7 @@ class LowRankBandit:
         """
         if not 1 <= rank <= min(m, n):
             raise ValueError(f"rank must lie in [1, min(m, n)] = [1, {min(m, n)}], got {rank}")
-        rng = np.random.default_rng(rng)
+        rng = check_random_state(random_state)
         left, right = rng.standard_normal((m, rank)), rng.standard_normal((n, rank))
         return cls(scale * left @ right.T / np.sqrt(rank), noise_std=noise_std)
 
@@ -125,16 +126,16 @@ class LowRankBandit:
         return self.value(self.optimal_arms)
 
     # ------------------------------------------------------------------ sampling
-    def sample_contexts(self, size: int, rng) -> np.ndarray:
+    def sample_contexts(self, size: int, random_state=None) -> np.ndarray:
         """``[size]`` i.i.d. contexts from ``omega``."""
-        return rng.choice(self.shape[0], size=size, p=self.context_probs)
+        return check_random_state(random_state).choice(self.shape[0], size=size, p=self.context_probs)
 
-    def pull(self, contexts, arms, rng) -> np.ndarray:
+    def pull(self, contexts, arms, random_state=None) -> np.ndarray:
         """Noisy rewards of the pairs ``(contexts[t], arms[t])``."""
         means = self.reward_matrix[contexts, arms]
-        return means + self.noise_std * rng.standard_normal(np.shape(means))
+        return means + self.noise_std * check_random_state(random_state).standard_normal(np.shape(means))
 
-    def collect(self, num_samples: int, behaviour=None, rng=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def collect(self, num_samples: int, behaviour=None, random_state=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Draw ``num_samples`` offline samples under the behaviour policy ``rho [m, n]`` (uniform if omitted).
 
         Returns ``(contexts [T], arms [T], rewards [T])``. Arms are drawn by inverting each row's CDF with
@@ -142,7 +143,7 @@ class LowRankBandit:
         """
         if num_samples < 1:
             raise ValueError(f"num_samples must be >= 1, got {num_samples}")
-        rng = np.random.default_rng(rng)
+        rng = check_random_state(random_state)
         m, n = self.shape
         rho = self.uniform_behaviour if behaviour is None else as_policy_matrix(behaviour, self.shape)
         contexts = self.sample_contexts(num_samples, rng)

@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from icml24._random import check_random_state
 from icml24._validation import FittedAttributes, check_positive
 
 from .environment import LowRankBandit
@@ -37,13 +38,13 @@ class _OnlineLearner(FittedAttributes):
 
     _fit_call = "run(env, horizon)"
 
-    def run(self, env: LowRankBandit, horizon: int, rng=None) -> np.ndarray:
+    def run(self, env: LowRankBandit, horizon: int, random_state=None) -> np.ndarray:
         """Play ``horizon`` rounds on ``env``; returns the per-round pseudo-regret ``[horizon]``."""
         if not isinstance(env, LowRankBandit):
             raise ValueError("env must be a LowRankBandit")
         if horizon < 1:
             raise ValueError(f"horizon must be >= 1, got {horizon}")
-        rng = np.random.default_rng(rng)
+        rng = check_random_state(random_state)
         contexts = env.sample_contexts(horizon, rng)
         noise = env.noise_std * rng.standard_normal(horizon)
         arms = self._play(env, contexts, noise, rng)
