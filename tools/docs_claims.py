@@ -69,6 +69,8 @@ def _verdict(result, slug: str) -> str:
     if result is None:
         return f"not run yet (`icml24 run {slug}`)"
     status = result.verdict.status
+    if status == "not run" and result.recorded:  # a recorded run too partial for the claim: say what it holds
+        return f"not run ({result.verdict.message}; {result.recorded})"
     if status == "not run":
         return f"not run ({result.verdict.message})" if result.verdict.message.startswith("reads") else "not run"
     detail = _measured(result.verdict.measured) if status != "error" else result.verdict.message

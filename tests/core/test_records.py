@@ -95,6 +95,8 @@ def test_report_and_docs_label_the_recorded_verdict(recorded, tmp_path):
         table = docs.claims_markdown(paper, store)
         line = next(x for x in table.splitlines() if "value exceeds 5" in x)
         assert "**holds** (value = 9" in line and "recorded run" in line
+        partial = next(x for x in table.splitlines() if "another metric" in x)
+        assert "not run (the experiment returned no metric" in partial and "it recorded value = 9" in partial
 
 
 def test_bad_records_are_refused_by_name(recorded, tmp_path):
