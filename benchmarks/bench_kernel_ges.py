@@ -185,13 +185,13 @@ def main() -> int:
     args = parser.parse_args()
     torch.set_num_threads(1)  # compare the searches, not the thread pools
     warnings.filterwarnings("ignore")  # causal-learn's overflow warnings during its hyperparameter search
-    small = generate(args.variables, 30, args.density, rng=np.random.default_rng(args.seed + 1))
+    small = generate(args.variables, 30, args.density, random_state=args.seed + 1)
     ok = True
     with threadpool_limits(1):
-        big = generate(args.variables, args.learned_samples, args.density, rng=np.random.default_rng(args.seed))
+        big = generate(args.variables, args.learned_samples, args.density, random_state=args.seed)
         ok &= gradient_line(big, f"d={args.variables} n={args.learned_samples}", args.repeats)
         ok &= official_adam_line(args.repeats)
-        data = generate(args.variables, args.samples, args.density, rng=np.random.default_rng(args.seed))
+        data = generate(args.variables, args.samples, args.density, random_state=args.seed)
         ok &= same_score_line(data, small, f"d={args.variables} n={args.samples} density={args.density}",
                               args.repeats)
         learned_line(big, small, f"d={args.variables} n={args.learned_samples} density={args.density}", args.repeats)

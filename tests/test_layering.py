@@ -199,7 +199,7 @@ NOT_RANDOMNESS = {  # parameters with a seed-like name that are not a method's r
     "rl/failures/environment.py:reset(seed)",  # gymnasium's Env.reset(seed=...) API
 }
 SEED_NAME_PENDING = {  # not converted to random_state yet; the list only shrinks
-    # TODO(H6): agents, causal, generative, graph, llm/tasks, rl, sdr
+    # TODO(H6): agents, generative, graph, llm/tasks, rl
     "agents/simulation.py:draw_round(rng)", "agents/simulation.py:initial_ages(rng)",
     "agents/simulation.py:random_matching(rng)", "agents/simulation.py:run(rng)",
     "agents/society.py:initial_albums(rng)", "agents/society.py:run_society(rng)",
@@ -208,7 +208,6 @@ SEED_NAME_PENDING = {  # not converted to random_state yet; the list only shrink
     "agents/society_models.py:render_ood(rng)", "agents/society_models.py:train_clip(gen)",
     "agents/society_models.py:train_clip(rng)", "agents/society_models.py:train_responder(gen)",
     "agents/society_models.py:train_responder(rng)",
-    "causal/synthetic.py:generate(rng)", "causal/synthetic.py:random_dag(rng)", "causal/synthetic.py:simulate(rng)",
     "generative/genco/zelda.py:random_levels(rng)", "generative/rpg/scenes.py:render(rng)",
     "generative/rpg/scenes.py:sample_scenes(rng)", "generative/rpg/scenes.py:split_prompts(seed)",
     "graph/alignment.py:track_gcn_alignment(seed)",
@@ -229,8 +228,7 @@ SEED_NAME_PENDING = {  # not converted to random_state yet; the list only shrink
     "rl/failures/baselines.py:choose(rng)", "rl/failures/baselines.py:explore(seed)",
     "rl/failures/class_baselines.py:explore(seed)", "rl/failures/class_baselines.py:pick_class(rng)",
     "rl/failures/model.py:__init__(generator)", "rl/failures/model.py:train_classifier(generator)",
-    "sdr/simulate.py:single_index_data(rng)", "sdr/sphere.py:anneal(rng)",
-}
+    }
 OTHER_OWNERS = {  # fields another helper converts (TODO(owner)); their entries may disappear without a test change
     "bandits/": "H2", "llm/act/": "H3", "sbi/": "H3", "pruning/": "H4", "merging/": "H5", "kernels/": "H1",
     "data/": "coordinator",

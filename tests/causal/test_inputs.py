@@ -66,7 +66,7 @@ def test_bad_discrete_masks_are_refused():
 
 
 def test_the_mixed_generator_marks_its_binned_columns_and_ges_runs_on_them():
-    data = generate(4, 60, 0.7, variant="mixed", rng=np.random.default_rng(1))
+    data = generate(4, 60, 0.7, variant="mixed", random_state=np.random.default_rng(1))
     assert data.discrete.sum() == 2
     assert all(len(np.unique(c)) <= 20 for c in data.data[:, data.discrete].T)
     score = LearnedKernelScore(max_iter=5, max_fun=5).fit(data.data, data.groups, discrete=data.discrete)

@@ -14,13 +14,13 @@ def test_edge_count_is_the_official_one(d, density, edges):
 
 
 def test_variants_shapes_and_reproducibility():
-    a = generate(6, 50, 0.5, rng=np.random.default_rng(3))
-    b = generate(6, 50, 0.5, rng=np.random.default_rng(3))
+    a = generate(6, 50, 0.5, random_state=np.random.default_rng(3))
+    b = generate(6, 50, 0.5, random_state=np.random.default_rng(3))
     assert np.array_equal(a.data, b.data) and a.data.shape == (50, 6) and np.isfinite(a.data).all()
-    multi = generate(6, 50, 0.5, variant="multi", rng=np.random.default_rng(4))
+    multi = generate(6, 50, 0.5, variant="multi", random_state=np.random.default_rng(4))
     assert multi.data.shape[1] == sum(len(g) for g in multi.groups) >= 6
     assert max(len(g) for g in multi.groups) <= 3
-    discrete = generate(6, 80, 0.5, variant="discrete", rng=np.random.default_rng(5))
+    discrete = generate(6, 80, 0.5, variant="discrete", random_state=np.random.default_rng(5))
     assert all(len(np.unique(c)) <= 20 for c in discrete.data.T)
     with pytest.raises(ValueError, match="variant"):
         generate(variant="images")

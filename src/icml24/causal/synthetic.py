@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from icml24._random import check_random_state
 from icml24._validation import check_positive
 
 VARIANTS = ("continuous", "discrete", "mixed", "multi")
@@ -41,8 +42,9 @@ class SyntheticData:
         return float(self.dag.sum()) / (d * (d - 1) / 2)
 
 
-def random_dag(num_variables: int, density: float, rng: np.random.Generator) -> np.ndarray:
+def random_dag(num_variables: int, density: float, random_state=None) -> np.ndarray:
     """Upper-triangular DAG with ``int(density * (d^2 / 2 - d))`` edges drawn uniformly (official count)."""
+    rng = check_random_state(random_state)
     d = int(num_variables)
     if d < 2:
         raise ValueError(f"num_variables must be >= 2, got {num_variables}")
@@ -81,9 +83,10 @@ def _discretize(column: np.ndarray, bins: int) -> np.ndarray:
     return np.digitize(column, bins=edges).astype(float)
 
 
-def simulate(dag: np.ndarray, num_samples: int, rng: np.random.Generator, max_dim: int = 1,
+def simulate(dag: np.ndarray, num_samples: int, random_state=None, max_dim: int = 1,
              official_overwrite: bool = False) -> SyntheticData:
     """Sample data from ``dag`` (upper-triangular order not required; a topological order is used)."""
+    rng = check_random_state(random_state)
     dag = np.asarray(dag) != 0
     n = int(check_positive("num_samples", num_samples))
     d = len(dag)
@@ -114,11 +117,11 @@ def simulate(dag: np.ndarray, num_samples: int, rng: np.random.Generator, max_di
 
 
 def generate(num_variables: int = 6, num_samples: int = 300, density: float = 0.5, variant: str = "continuous",
-             rng: np.random.Generator | None = None, official_overwrite: bool = False, bins: int = 20) -> SyntheticData:
+             random_state=0, official_overwrite: bool = False, bins: int = 20) -> SyntheticData:
     """One dataset of the paper's benchmark: a random DAG and data of the chosen ``variant``."""
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-    rng = np.random.default_rng(0) if rng is None else rng
+    rng = check_random_state(random_state)
     dag = random_dag(num_variables, density, rng)
     max_dim = min(4, num_variables // 2) if variant == "multi" else 1
     out = simulate(dag, num_samples, rng, max_dim=max_dim, official_overwrite=official_overwrite)

@@ -141,7 +141,7 @@ def _benchmark(ctx, num_variables, num_samples, densities, graphs, variant, meth
     for di, density in enumerate(densities):
         per: dict[str, list[float]] = {}
         for g in range(graphs):
-            data = generate(num_variables, num_samples, density, variant=variant, rng=ctx.rng("graph", di, g))
+            data = generate(num_variables, num_samples, density, variant=variant, random_state=ctx.rng("graph", di, g))
             per.setdefault("edge_fraction", []).append(data.density)
             per.setdefault("empty_shd", []).append(normalized_shd(data.dag, np.zeros_like(data.dag)))
             for name in methods:

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._random import check_random_state
+
 MODELS = ("linear", "quadratic", "exponential", "sine")
 DESIGNS = ("gaussian", "t3")
 _LINKS = {"linear": lambda t: t, "quadratic": lambda t: t ** 2, "exponential": np.exp,
@@ -38,7 +40,7 @@ def true_direction(model: str, sparse: bool = True, normalize_sparse: bool = Fal
     return beta / np.linalg.norm(beta) if (not sparse or normalize_sparse) else beta
 
 
-def single_index_data(model: str, rng: np.random.Generator, n: int = 400, sparse: bool = True,
+def single_index_data(model: str, random_state=None, n: int = 400, sparse: bool = True,
                       noise: float = 0.2, normalize_sparse: bool = False, design: str = "gaussian"
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(X [n, 10], y [n], beta [10])`` of one replicate of ``model``.
@@ -46,6 +48,7 @@ def single_index_data(model: str, rng: np.random.Generator, n: int = 400, sparse
     ``design``: ``"gaussian"`` (X ~ N(0, I), the official scripts) or ``"t3"``, a heavy-tailed design of i.i.d.
     Student-t(3) entries scaled to unit variance (our reading of the paper's heavy-tailed settings; not elliptical,
     so the linearity and constant-variance conditions of SIR, SAVE and DR fail)."""
+    rng = check_random_state(random_state)
     if design not in DESIGNS:
         raise ValueError(f"design must be one of {', '.join(DESIGNS)}, got {design!r}")
     beta = true_direction(model, sparse, normalize_sparse)

@@ -25,6 +25,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy.optimize import minimize
 
+from icml24._random import check_random_state
+
 
 def from_sphere(theta: np.ndarray) -> np.ndarray:
     """Cartesian unit vector ``[p]`` of the angles ``theta [p - 1]``."""
@@ -47,12 +49,12 @@ def to_sphere(s: np.ndarray) -> np.ndarray:
     return theta
 
 
-def anneal(fn: Callable[[np.ndarray], float], theta0: np.ndarray, rng: np.random.Generator, maxiter: int = 20_000,
+def anneal(fn: Callable[[np.ndarray], float], theta0: np.ndarray, random_state=None, maxiter: int = 20_000,
            temperature: float = 10.0, tmax: int = 10) -> tuple[np.ndarray, float, int]:
     """R's ``SANN`` on ``fn(theta)``: returns ``(best theta, best value, evaluations)``.
 
     ``maxiter`` counts evaluations as R does (the start plus ``maxiter - 1`` candidates). The Gaussian steps and
-    the acceptance uniforms are drawn from ``rng`` up front.
+    the acceptance uniforms are drawn from ``random_state`` (None, an int or a numpy Generator) up front.
     """
     theta = np.asarray(theta0, dtype=np.float64).copy()
     value = float(fn(theta))
@@ -62,6 +64,7 @@ def anneal(fn: Callable[[np.ndarray], float], theta0: np.ndarray, rng: np.random
         return best_theta, best_value, 1
     iterations = np.arange(1, steps + 1)
     temps = temperature / np.log(((iterations - 1) // tmax) * tmax + math.e)  # constant over tmax iterations
+    rng = check_random_state(random_state)
     moves = rng.standard_normal((steps, theta.size)) * (temps / temperature)[:, None]
     uniforms = rng.random(steps)
     for k in range(steps):
