@@ -223,8 +223,6 @@ SEED_NAME_PENDING = {  # not converted to random_state yet; the list only shrink
     "graph/training.py:forked_rng(generator)",
     "llm/tasks.py:capital_task(seed)", "llm/tasks.py:draw(seed)", "llm/tasks.py:load_task(seed)",
     "llm/tasks.py:sentiment_task(seed)", "llm/tasks.py:split(seed)",
-    "rl/confounded/calibration.py:calibrate_xi_scale(rng)", "rl/confounded/instances.py:random_continuous(rng)",
-    "rl/confounded/instances.py:random_tabular(rng)", "rl/confounded/simulator.py:sample(rng)",
     "rl/failures/baselines.py:choose(rng)", "rl/failures/baselines.py:explore(seed)",
     "rl/failures/class_baselines.py:explore(seed)", "rl/failures/class_baselines.py:pick_class(rng)",
     "rl/failures/model.py:__init__(generator)", "rl/failures/model.py:train_classifier(generator)",

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._random import check_random_state
+
 from .identification import Bridges
 
 
@@ -24,13 +26,14 @@ def excess_losses(estimator, bridges: Bridges) -> np.ndarray:
     return np.array(out)
 
 
-def calibrate_xi_scale(pomdp, truth: Bridges, make_estimator, sizes, n_datasets: int, rng: np.random.Generator,
+def calibrate_xi_scale(pomdp, truth: Bridges, make_estimator, sizes, n_datasets: int, random_state=None,
                        level: float = 0.9) -> np.ndarray:
     """Per-block constants c_k with xi_k = c_k dof_k / n_k, so that C(xi) covers ``truth`` at ``level``.
 
     ``make_estimator(seed)`` returns an unfitted ``TwoStageBridgeEstimator``; ``n_datasets`` held-out data sets of
-    each size in ``sizes`` are drawn from ``pomdp`` with ``rng``.
+    each size in ``sizes`` are drawn from ``pomdp`` with ``random_state`` (None, an int or a numpy Generator).
     """
+    rng = check_random_state(random_state)
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level}")
     if n_datasets < 1 or not len(sizes):

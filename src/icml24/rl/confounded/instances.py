@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._random import check_random_state
+
 from .simulator import ConfoundedPOMDP, DiscreteEmission, GaussianEmission
 
 
@@ -68,9 +70,10 @@ def _simplex(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     return rng.dirichlet(np.ones(shape[-1]), size=shape[:-1])
 
 
-def random_tabular(rng: np.random.Generator, n_states: int = 2, n_actions: int = 2, n_obs: int = 3,
+def random_tabular(random_state=None, n_states: int = 2, n_actions: int = 2, n_obs: int = 3,
                    n_o0: int = 2, horizon: int = 3, check: bool = True) -> ConfoundedPOMDP:
     """A random instance (Dirichlet tables); ``n_o0 < n_states`` makes completeness fail."""
+    rng = check_random_state(random_state)
     return ConfoundedPOMDP(
         emission=DiscreteEmission(_simplex(rng, (n_states, n_obs))),
         transitions=_simplex(rng, (n_actions, n_states, n_states)),
@@ -83,9 +86,10 @@ def random_tabular(rng: np.random.Generator, n_states: int = 2, n_actions: int =
     )
 
 
-def random_continuous(rng: np.random.Generator, n_states: int = 3, n_actions: int = 2, horizon: int = 3,
+def random_continuous(random_state=None, n_states: int = 3, n_actions: int = 2, horizon: int = 3,
                       n_bins: int = 4) -> ConfoundedPOMDP:
     """A random Gaussian-observation instance with distinct means."""
+    rng = check_random_state(random_state)
     means = np.sort(rng.uniform(-2, 2, n_states)) + np.arange(n_states) * 0.1
     return ConfoundedPOMDP(
         emission=GaussianEmission(means, rng.uniform(0.3, 1.0), edges=np.sort(rng.uniform(-1.5, 1.5, n_bins - 1))),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr
 
+from icml24._random import check_random_state
 from icml24._validation import check_finite
 
 
@@ -74,8 +75,8 @@ class DiscreteEmission:
         self.n_states, self.n_values = self.probs.shape
         self.n_cells = self.n_values
 
-    def sample(self, states: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return _draw(np.cumsum(self.probs, axis=1)[states], rng)
+    def sample(self, states: np.ndarray, random_state=None) -> np.ndarray:
+        return _draw(np.cumsum(self.probs, axis=1)[states], check_random_state(random_state))
 
     def cell(self, values: np.ndarray) -> np.ndarray:
         return np.asarray(values, dtype=np.int64)
@@ -100,8 +101,8 @@ class GaussianEmission:
         self.edges = np.sort(np.asarray(check_finite("edges", edges), dtype=float).ravel())
         self.n_states, self.n_cells = self.means.size, self.edges.size + 1
 
-    def sample(self, states: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        return self.means[states] + self.scale * rng.standard_normal(np.shape(states))
+    def sample(self, states: np.ndarray, random_state=None) -> np.ndarray:
+        return self.means[states] + self.scale * check_random_state(random_state).standard_normal(np.shape(states))
 
     def cell(self, values: np.ndarray) -> np.ndarray:
         return np.searchsorted(self.edges, np.asarray(values, dtype=float)).astype(np.int64)
@@ -237,8 +238,10 @@ class ConfoundedPOMDP:
         return occ
 
     # ---------------------------------------------------------------- sampling
-    def sample(self, n: int, rng: np.random.Generator, policy: np.ndarray | None = None) -> Trajectories:
-        """n episodes under the behaviour policy (``policy=None``) or an observation policy (on-policy roll-outs)."""
+    def sample(self, n: int, random_state=None, policy: np.ndarray | None = None) -> Trajectories:
+        """n episodes under the behaviour policy (``policy=None``) or an observation policy (on-policy roll-outs);
+        ``random_state``: None, an int or a numpy Generator."""
+        rng = check_random_state(random_state)
         T, S = self.horizon, self.n_states
         pol = None if policy is None else self.check_policy(policy)
         states = np.empty((n, T), dtype=np.int64)
