@@ -113,7 +113,7 @@ def main() -> int:
     for name, precompute in (("precomputed", True), ("live", False)):
         start = time.perf_counter()
         env = FailureEnv(model, x[test], y[test], grid, precompute=precompute)
-        results[name] = RandomSearch().explore(env, args.steps, seed=0)
+        results[name] = RandomSearch().explore(env, args.steps, random_state=0)
         times[name] = time.perf_counter() - start
     same = bool((results["precomputed"].failures == results["live"].failures).all())
     ok &= same

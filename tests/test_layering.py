@@ -223,8 +223,7 @@ SEED_NAME_PENDING = {  # not converted to random_state yet; the list only shrink
     "graph/training.py:forked_rng(generator)",
     "llm/tasks.py:capital_task(seed)", "llm/tasks.py:draw(seed)", "llm/tasks.py:load_task(seed)",
     "llm/tasks.py:sentiment_task(seed)", "llm/tasks.py:split(seed)",
-    "rl/failures/baselines.py:choose(rng)", "rl/failures/baselines.py:explore(seed)",
-    "rl/failures/class_baselines.py:explore(seed)", "rl/failures/class_baselines.py:pick_class(rng)",
+    "rl/failures/baselines.py:choose(rng)", "rl/failures/class_baselines.py:pick_class(rng)",
     "rl/failures/model.py:__init__(generator)", "rl/failures/model.py:train_classifier(generator)",
     }
 OTHER_OWNERS = {  # fields another helper converts (TODO(owner)); their entries may disappear without a test change

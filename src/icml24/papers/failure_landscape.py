@@ -121,7 +121,7 @@ def _explore_dqn(ctx, env, budget: int, rollout: int, key: str):
 def _explore_random(ctx, env, budget: int, rollout: int, key: str):
     """The null in the explorer's slot: random search spends the whole budget; its landscape is every query (the
     baselines' rule, the baseline at full strength), its "roll-out" the last ``rollout`` queries."""
-    total = RandomSearch().explore(env, budget, seed=ctx.child_seed("random-explorer", key))
+    total = RandomSearch().explore(env, budget, random_state=ctx.child_seed("random-explorer", key))
     last = ExplorationResult(total.actions[-rollout:], total.failures[-rollout:], total.rewards[-rollout:])
     return total, last, total
 
@@ -186,14 +186,14 @@ def explore(ctx, budget: int = 3000, rollout: int = 1000, levels: str = "mild", 
         truth.rates, top_k)
     metrics["official_dqn_updates"] = float(updates)
     for name, cls in BASELINES.items():
-        result = cls().explore(env, budget, seed=ctx.child_seed(name))
+        result = cls().explore(env, budget, random_state=ctx.child_seed(name))
         metrics[f"{name}_failures_per_query"] = result.failures_per_query
         metrics[f"{name}_precision_at_10"] = FailureLandscape(grid).fit(result).precision_at_k(truth.rates, top_k)
         metrics[f"{name}_distinct_failure_actions"] = float(result.distinct_failure_actions)
         metrics[f"dqn_minus_{name}"] = metrics["dqn_failures_per_query"] - metrics[f"{name}_failures_per_query"]
         metrics[f"dqn_minus_{name}_se"] = _binomial_se(total, result)
     for name, cls in OFFICIAL_BASELINES.items():
-        result = cls().explore(env, budget, seed=ctx.child_seed(name))
+        result = cls().explore(env, budget, random_state=ctx.child_seed(name))
         metrics[f"{name}_failures_per_query"] = result.failures_per_query
         metrics[f"dqn_over_{name}"] = metrics["dqn_failures_per_query"] / max(result.failures_per_query, 1e-9)
     metrics["dqn_over_random"] = metrics["dqn_failures_per_query"] / max(metrics["random_failures_per_query"], 1e-9)

@@ -39,7 +39,7 @@ def test_a_sklearn_model_is_explored_and_its_ground_truth_matches_a_per_image_co
     moved = grid.perturb_actions(torch.from_numpy(x[:30]), np.full(30, action)).reshape(30, -1).numpy()
     assert truth.rates[action] == pytest.approx(float((logreg.predict(moved) != y[:30]).mean()))
     env = FailureEnv(logreg, x[:30], y[:30], grid, precompute=True)
-    result = RandomSearch().explore(env, 200, seed=0)
+    result = RandomSearch().explore(env, 200, random_state=0)
     assert result.num_queries == 200 and 0 < result.failures_per_query < 1
 
 

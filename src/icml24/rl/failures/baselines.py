@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._random import seed_int
 from icml24._validation import check_positive
 
 from .environment import FailureEnv
@@ -38,8 +39,10 @@ class _Baseline:
         self.counts_[action] += 1
         self.fails_[action] += failure
 
-    def explore(self, env: FailureEnv, budget: int, seed: int = 0) -> ExplorationResult:
+    def explore(self, env: FailureEnv, budget: int, random_state=0) -> ExplorationResult:
+        """``budget`` queries; ``random_state`` (None, an int or a numpy Generator) seeds the choices and the env."""
         _check(env, budget)
+        seed = seed_int(random_state)  # an int: itself (gymnasium's reset takes an int)
         rng = np.random.default_rng(seed)
         self._start(env)
         env.reset_log()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._random import check_random_state
 from icml24._validation import check_positive
 
 from .baselines import _check
@@ -30,9 +31,10 @@ class _ClassAdaptive:
     def observe(self, label: int, failure: bool) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def explore(self, env: FailureEnv, budget: int, seed: int = 0) -> ExplorationResult:
+    def explore(self, env: FailureEnv, budget: int, random_state=0) -> ExplorationResult:
+        """``budget`` queries; ``random_state`` (None, an int or a numpy Generator) seeds them."""
         _check(env, budget)
-        rng = np.random.default_rng(seed)
+        rng = check_random_state(random_state)
         members = [np.flatnonzero(env.labels == c) for c in range(env.num_classes)]
         self._start(members)
         env.reset_log()
