@@ -106,7 +106,7 @@ def _train_lockstep(ctx, config, schedules: dict[str, tuple[EvolvingSubnetworkSc
     compare)."""
     runs = {name: EvolvingSubnetworkTrainer(config, schedule, random_state=seed, steps=steps, **kw)
             for name, (schedule, steps) in schedules.items()}
-    fit_lockstep(list(runs.values()), train, val, progress=ctx.progress)
+    fit_lockstep(list(runs.values()), train, val, progress=ctx.progress_callback("EST lockstep training"))
     return runs
 
 

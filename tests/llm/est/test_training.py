@@ -73,8 +73,12 @@ def test_baseline_and_est_share_the_data_and_start_but_not_the_flops():
 
 def test_same_seed_same_run_and_errors():
     train, val = _tokens(2000, 0), _tokens(400, 1)
-    a, b = _trainer(steps=3).fit(train, val), _trainer(steps=3).fit(train, val)
+    calls = []
+    a, b = _trainer(steps=3).fit(train, val, progress=lambda *c: calls.append(c)), _trainer(steps=3).fit(train, val)
     np.testing.assert_array_equal(a.train_loss_, b.train_loss_)
+    assert calls == [(1, 3), (2, 3), (3, 3)]  # the one progress protocol: (done, total) after each step
+    with pytest.raises(ValueError, match="progress"):
+        _trainer(steps=3).fit(train, val, progress="bar")
     with pytest.raises(NotFittedError):
         _ = _trainer().model_
     with pytest.raises(ValueError, match="outside"):

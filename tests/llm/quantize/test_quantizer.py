@@ -20,7 +20,10 @@ def test_attach_replaces_every_linear_and_restores_them(tiny, ids):
 
 
 def test_fit_searches_one_threshold_per_layer_and_improves_calibration_error(tiny, ids):
-    q = LinearQuantizer(None, BiEFormat(2, 32), n_trials=3, random_state=0).fit(tiny, ids)
+    calls = []
+    q = LinearQuantizer(None, BiEFormat(2, 32), n_trials=3, random_state=0).fit(tiny, ids,
+                                                                               progress=lambda *c: calls.append(c))
+    assert calls == [(k + 1, len(q.layers_)) for k in range(len(q.layers_))]  # (done, total) after each layer
     assert len(q.act_thresholds_) == 14 and all(1 / 64 <= t <= 1 for t in q.act_thresholds_.values())
     assert all(math.isnan(t) for t in q.weight_thresholds_.values())
     assert all(q.calibration_mse_[n] <= q.default_mse_[n] * (1 + 1e-9) for n in q.layers_)

@@ -12,7 +12,7 @@ import math
 import os
 import pickle
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from icml24._estimator import Estimator
+from icml24._progress import check_progress, tracked
 from icml24._random import seed_int
 from icml24._validation import FittedAttributes, check_finite, check_positive, check_positive_int
 
@@ -138,16 +139,13 @@ class EvolvingSubnetworkTrainer(FittedAttributes, Estimator):
         model.train(was_training)
         return total / count
 
-    def fit(self, train_tokens, val_tokens, progress: Callable[..., Iterable[int]] | None = None,
+    def fit(self, train_tokens, val_tokens, progress: Callable[[int, int], None] | None = None,
             stop_after: int | None = None) -> EvolvingSubnetworkTrainer:
         """Train (resuming from ``checkpoint_path`` if it exists); ``stop_after`` ends this call after that step
-        count (an interruption), leaving a checkpoint to resume from. ``progress(iterable, description=, total=)``
-        wraps the step loop (e.g. ``ctx.progress``)."""
+        count (an interruption), leaving a checkpoint to resume from. ``progress(done, total)`` is called after
+        each training step of this call (``icml24._progress``; e.g. ``ctx.progress_callback("EST")``)."""
         run = self._start(train_tokens, val_tokens, stop_after)
-        steps: Iterable[int] = self._steps(run)
-        if progress is not None:
-            steps = progress(steps, description="EST training", total=run.end - run.state["step"])
-        for _ in steps:
+        for _ in tracked(self._steps(run), check_progress(progress), total=run.end - run.state["step"]):
             pass
         return self
 
@@ -237,18 +235,17 @@ class EvolvingSubnetworkTrainer(FittedAttributes, Estimator):
 
 
 def fit_lockstep(trainers: list[EvolvingSubnetworkTrainer], train_tokens, val_tokens,
-                 progress: Callable[..., Iterable[int]] | None = None) -> list[EvolvingSubnetworkTrainer]:
+                 progress: Callable[[int, int], None] | None = None) -> list[EvolvingSubnetworkTrainer]:
     """Train several runs in one process, one step of each in turn (the order rotates every round), so a shared
     machine's load falls on all of them alike and their ``step_seconds_`` compare fairly. Each run keeps its own
-    model, optimizer and seed streams, so it ends exactly where its own ``fit`` would."""
+    model, optimizer and seed streams, so it ends exactly where its own ``fit`` would. ``progress(done, total)``
+    is called after each round (``icml24._progress``)."""
     if not trainers:
         raise ValueError("give at least one EvolvingSubnetworkTrainer")
     runs = [trainer._start(train_tokens, val_tokens, None) for trainer in trainers]
     loops = [trainer._steps(run) for trainer, run in zip(trainers, runs)]
-    rounds: Iterable[int] = range(max(run.end - run.state["step"] for run in runs))
-    if progress is not None:
-        rounds = progress(rounds, description="EST lockstep training", total=len(rounds))
-    for turn in rounds:
+    rounds = range(max(run.end - run.state["step"] for run in runs))
+    for turn in tracked(rounds, check_progress(progress)):
         shift = turn % len(loops)
         for loop in loops[shift:] + loops[:shift]:
             next(loop, None)

@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from icml24._estimator import Estimator
+from icml24._progress import check_progress, tracked
 from icml24._random import spawn
 from icml24._validation import FittedAttributes, check_fitted
 
@@ -60,7 +61,8 @@ class LinearQuantizer(FittedAttributes, Estimator):
             raise ValueError(f"search must be one of {(*METHODS, 'none')}, got {self.search!r}")
 
     def fit(self, model: nn.Module, calibration_ids: torch.Tensor | None = None, progress=None) -> LinearQuantizer:
-        """Calibrate on ``calibration_ids`` ([sequences, tokens]); needed only when a BiE threshold is searched."""
+        """Calibrate on ``calibration_ids`` ([sequences, tokens]); needed only when a BiE threshold is searched.
+        ``progress(done, total)`` is called after each searched layer (``icml24._progress``)."""
         self._check_params()
         layers = linear_layers(model, tuple(self.exclude))
         if not layers:
@@ -78,7 +80,7 @@ class LinearQuantizer(FittedAttributes, Estimator):
         tick = time.perf_counter()
         inputs = collect_linear_inputs(model, calibration_ids, self.layers_)
         low, high = self.threshold_range
-        names = self.layers_ if progress is None else progress(self.layers_)
+        names = tracked(self.layers_, check_progress(progress))  # progress(done, total) after each layer
         streams = spawn(self.random_state, len(self.layers_))  # one independent stream per layer
         for name, stream in zip(names, streams):
             r = search_layer(inputs[name], layers[name].weight.detach(), self.act_format, self.weight_format,
