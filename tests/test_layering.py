@@ -208,8 +208,7 @@ SEED_NAME_PENDING = {  # not converted to random_state yet; the list only shrink
     "agents/society_models.py:render_ood(rng)", "agents/society_models.py:train_clip(gen)",
     "agents/society_models.py:train_clip(rng)", "agents/society_models.py:train_responder(gen)",
     "agents/society_models.py:train_responder(rng)",
-    "generative/genco/zelda.py:random_levels(rng)", "generative/rpg/scenes.py:render(rng)",
-    "generative/rpg/scenes.py:sample_scenes(rng)", "generative/rpg/scenes.py:split_prompts(seed)",
+    "generative/rpg/scenes.py:render(rng)",  # rng=None means no jitter (not fresh entropy): rename with care
     "graph/alignment.py:track_gcn_alignment(seed)",
     "graph/certify/smoothing.py:__init__(seed)",  # collective-cert (H1) passes seed=: rename both together
     "graph/certify/smoothing.py:perturb(generator)", "graph/certify/smoothing.py:sample_kept_edges(generator)",

@@ -19,6 +19,8 @@ from collections import deque
 import numpy as np
 from scipy import sparse
 
+from icml24._random import check_random_state
+
 from .solvers import MILPSolver
 
 TILES = ("w", ".", "1", "A", "+", "g")  # wall, empty, enemy, player, key, door
@@ -137,11 +139,11 @@ def one_hot(levels: np.ndarray) -> np.ndarray:
     return np.eye(len(TILES))[np.asarray(levels, dtype=int)]
 
 
-def random_levels(n: int, height: int = 9, width: int = 13, rng: np.random.Generator | None = None,
+def random_levels(n: int, height: int = 9, width: int = 13, random_state=0,
                   wall_density: tuple[float, float] = (0.1, 0.35), max_tries: int = 10000) -> np.ndarray:
     """``n`` playable levels, procedurally: border walls, random interior walls, then player, key, door and a few
     enemies on random free cells; levels that fail ``is_playable`` are redrawn. Returns (n, H, W) tile indices."""
-    rng = np.random.default_rng(0) if rng is None else rng
+    rng = check_random_state(random_state)
     out, tries = [], 0
     while len(out) < n:
         tries += 1

@@ -15,6 +15,8 @@ import itertools
 
 import numpy as np
 
+from icml24._random import check_random_state
+
 from .planner import default_layout
 
 COLORS = {"red": (1.0, -1.0, -1.0), "green": (-1.0, 1.0, -1.0), "blue": (-1.0, -1.0, 1.0),
@@ -118,13 +120,14 @@ def tokenize(prompts: list[str], length: int = MAX_TOKENS) -> np.ndarray:
     return out
 
 
-def sample_scenes(n: int, rng: np.random.Generator, counts: tuple[int, ...] = COUNTS,
+def sample_scenes(n: int, random_state=None, counts: tuple[int, ...] = COUNTS,
                   mix: tuple[float, ...] = MIX):
     """``n`` training scenes with ``counts[i]`` objects in proportion ``mix[i]``: images (n, 3, 16, 16), captions."""
     if len(counts) != len(mix) or min(mix) < 0 or sum(mix) <= 0:
         raise ValueError(f"mix must give one non-negative weight per object count {counts}, got {mix}")
     for k in counts:
         object_boxes(k)  # refuses a count the scenes cannot hold
+    rng = check_random_state(random_state)
     counts = rng.choice(list(counts), size=n, p=np.asarray(mix) / sum(mix))
     images, captions = np.empty((n, 3, CANVAS, CANVAS)), []
     for i, k in enumerate(counts):
@@ -140,13 +143,13 @@ def all_prompts(num_objects: int) -> list[tuple[str, ...]]:
     return [t for t in itertools.product(OBJECTS, repeat=num_objects) if len(set(t)) == num_objects]
 
 
-def split_prompts(num_objects: int, num_validation: int, num_test: int | None = None, seed: int = 0):
-    """Disjoint validation and test prompt sets (entity tuples) drawn once with a fixed ``seed``: the model is
+def split_prompts(num_objects: int, num_validation: int, num_test: int | None = None, random_state=0):
+    """Disjoint validation and test prompt sets (entity tuples) drawn once with a fixed ``random_state``: the model is
     selected on the validation set, the claims read the test set (``None``: every other prompt)."""
     pool = all_prompts(num_objects)
     num_test = len(pool) - num_validation if num_test is None else num_test
     if num_validation < 0 or num_test < 0 or num_validation + num_test > len(pool):
         raise ValueError(f"only {len(pool)} distinct {num_objects}-object prompts exist")
-    order = np.random.default_rng(seed).permutation(len(pool))
+    order = check_random_state(random_state).permutation(len(pool))
     pick = [pool[k] for k in order[: num_validation + num_test]]
     return pick[:num_validation], pick[num_validation:]
