@@ -179,13 +179,12 @@ def search(ctx, widths: list[int] = (3, 3, 3), target: float = 0.95, num_points:
     16 masks x 1 init passed seeds 0 and 1 (25 nonzeros, 0.962 / 0.964) and failed 2-4 (best 0.799 / 0.822 /
     0.882), 32 x 1 failed seed 0 (0.846); 64 x 2 passed seeds 0, 3, 4 (24, 24, 25 nonzeros) and failed 1 and 2
     (best 0.898 / 0.939, level 25's 42 masks all tried: the inits, not the masks, fell short); 64 x 4 passed all of
-    seeds 0-4 (24, 24, 24, 25, 24 nonzeros; 0.964 / 0.962 / 0.960 / 0.964 / 0.961). At 64 x 2 this experiment passed
-    held-out seeds 7, 8, 9 at 24, 25, 25 nonzeros (0.960, 0.965, 0.961), but its null held too: GMP given as many
-    networks per level (15 fresh inits x the 9 settings) reached 95% at 23, 21, 24 nonzeros on seeds 0-2.
+    seeds 0-4 (24, 24, 24, 25, 24 nonzeros; 0.964 / 0.962 / 0.960 / 0.964 / 0.961), then held-out seeds 7, 8, 9 at
+    24, 24, 22 (0.964 / 0.960 / 0.959). Its null holds too: GMP given as many networks per level (29 fresh inits x
+    the 9 settings) reached 95% at 17, 20, 18 nonzeros on seeds 0-2 (at 64 x 2: 23, 21, 24).
 
-    Cost at quick (64 x 2, both experiments x 3 seeds, the fused numba step of ``icml24.pruning.kernels``): 226 CPU
-    seconds (217 user + 9 system; 14:40 wall on a machine at load 10 on 2 cores), about 2 minutes on 2 free cores;
-    64 x 4 doubles the search and the budget study."""
+    Cost at quick (both experiments x 3 seeds, the fused numba step of ``icml24.pruning.kernels``): 324 CPU seconds
+    (315 user + 9 system), about 2.7 minutes on 2 free cores with ``-j 2``."""
     x, y = cubist_spiral(num_points)
     recipe = _recipe(epochs, lr, batch_size)
     metrics = {"target": target, "num_points": float(len(x)), "train_steps": float(epochs * (len(x) // batch_size)),
