@@ -220,10 +220,7 @@ def accuracy(ctx, tasks: list[str] = TASK_NAMES, num_calibration: int = 40, num_
     The heads of one layer are scored in one batched forward (:class:`~icml24.llm.act.HeadSearch`).
     Quick: 8 calibration and 60 test items per task, 4 searched heads, 2 demonstrations, 3 draws; full: 40 / 250
     items, 2 demonstrations, the official 5 draws, every head (hours). An effect inside twice its SE fails its
-    claim. Measured (quick, seeds 0-2, about 4-5 CPU minutes per seed): plain 0.73 / 0.65 / 0.58 mean accuracy
-    against chance 0.36, every task in regime (2.7-9.4 SEs above chance; the demonstration draw moves sentiment from
-    0.63 to 0.93); ACT on all heads -9.9 points (paired SE 2.9); every search tied all 4 candidates with the plain
-    model on the zero-shot calibration set, so each draw kept no head (the filtered condition is the plain model).
+    claim.
     """
     if calibration not in ("act", "none"):
         raise ValueError(f"calibration must be 'act' or 'none', got {calibration!r}")

@@ -194,10 +194,6 @@ def official_votes(ctx, rhos: list[int] = RHOS, tau: int = 6, full_lp_rho: int =
     official sample-wise rule is also read at the budgets of the official repository's shipped curves
     (``samplewise_at_rho*``). ``certificate="samplewise"`` (the null) fills every collective slot with the
     official sample-wise rule (``_certify_curves``); the LP2 comparison at ``full_lp_rho`` is run either way.
-
-    Measured before the runner took over repetition (quick, 5 target sets in one run): collective 0.95 / 0.894 /
-    0.80 / 0.688 at rho = 20 / 50 / 100 / 160; sample-wise certifies nothing for rho >= 31; reduced and full LP2
-    optima equal (gap 0). The 3-hop certificate changes one ratio by 0.01 (c3 = 8e-6 at p_e=0.9, p_n=0.8).
     """
     rho_list = _budgets(rhos)
     _check_rule(certificate)
@@ -248,9 +244,6 @@ def own_smoothing(ctx, dataset: str = "citeseer", model: str = "gcn", p_e: float
     one (sound for the default symmetric GCN). ``certificate="samplewise"`` (the null) fills every collective slot
     with the official sample-wise rule; the paper's LP2 is still timed at ``timing_rho``.
     Training and voting wall times are in the ``timings`` artifact.
-
-    Measured before the runner took over repetition (quick, one model and 5 target draws in one run): collective
-    0.80 against sample-wise 0.0 at rho = 5% (106 nodes); the paper's LP2 at rho = 160 solved in 1.2 s.
     """
     budgets = _budgets(rhos)
     _check_rule(certificate)
@@ -391,8 +384,7 @@ def soundness(ctx, cases: int = 12, num_nodes: int = 4, star_samples: int = 4000
     flip condition (``paper``) and the 3-hop one (``sound``). ``star_*``: the hub–mid–leaf star with the library's
     GCNs (Monte Carlo votes, ``star_samples`` samples). ``paper_hops`` / ``sound_hops``: the paths charged by the
     certificate in the paper's slot (2) and in the sound slot (3); the nulls put an unsound certificate in one
-    slot (1 hop in the paper's, the paper's 2 hops in the sound one), under the same keys. Measured before the
-    seed idiom changed the case draws (quick): 589 flips, 0 violations.
+    slot (1 hop in the paper's, the paper's 2 hops in the sound one), under the same keys.
     """
     if paper_hops not in (1, 2, 3) or sound_hops not in (1, 2, 3):
         raise ValueError(f"paper_hops and sound_hops must be 1, 2 or 3, got {paper_hops} and {sound_hops}")

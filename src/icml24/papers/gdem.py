@@ -147,10 +147,6 @@ def accuracy(ctx, datasets: list[str] = ("citeseer",), rates: list[float] = (0.2
     (``*_seconds_ratio``). ``distill_epochs > 0`` replaces the official distillation epochs (smoke runs only).
     Torch runs single-threaded (declared): on the shared 2-core machine this was ~20x faster than two contended
     threads.
-
-    Measured before the runner took over repetition (quick, 2 internal runs): GDEM 72.85 / 72.4 at r = 0.25 /
-    0.5 against the whole graph's 72.2; random coreset 59.5 / 64.1. One earlier quick check on Cora at r = 0.5
-    gave GDEM 69.3 below a random coreset's 72.4 and the whole graph's 81.2.
     """
     if method not in SLOT_METHODS:
         raise ValueError(f"method must be one of {SLOT_METHODS}, got {method!r}")
@@ -255,8 +251,7 @@ def cross_architecture(ctx, dataset: str = "citeseer", rate: float = 0.5, eval_e
     on a stratified random coreset of the same size, the null).
 
     One seed distils one graph and trains every architecture on it from ``ctx.torch_generator("eval", name)``;
-    the claim reads the spread of the mean accuracies over seeds. Measured before the runner took over
-    repetition (quick, one run): spread 0.7 points on CiteSeer at r = 0.5.
+    the claim reads the spread of the mean accuracies over seeds.
     """
     if method not in ("gdem", "random"):
         raise ValueError(f"method must be 'gdem' or 'random', got {method!r}")
@@ -297,8 +292,6 @@ def efficiency(ctx, dataset: str = "citeseer", rates: list[float] = (0.25, 0.5),
     decrease of the eigenbasis-matching loss (no claim reads these since the claims compare GDEM's time with
     GCond's in :func:`accuracy`; quick runs r = 0.25 only). ``optimize=False`` (the null) runs one epoch, whose
     recorded L_e is the initial eigenbasis's: final / initial is then that of no optimization.
-
-    Measured before the runner took over repetition (quick): distillation of CiteSeer in at most 4.8 s.
     """
     metrics: dict[str, float] = {}
     data, _ = _load(dataset)

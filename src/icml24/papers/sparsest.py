@@ -324,10 +324,7 @@ def pruners(ctx, widths: list[int] = (3, 8, 32), target: float = 0.95, num_point
     setting chosen on ``num_validation`` validation points; success = training accuracy >= target. A pruner's
     success counts only on seeds whose dense network of that width reached the target (the per-seed dense guard:
     where the dense network stalls, pruning is not to blame). Dead paths per network: nonzero weights on no
-    input-to-output path, and units left with weights but no input or no output.
-
-    Measured (a probe, not this experiment's run: seed 7's streams, width 8 only, budget 24, the 9 settings):
-    dense 1.000; GraSP 0.799, GMP 0.798, magnitude 0.723, IMP 0.687, RigL 0.662, SNIP 0.597, ProsPr 0.500 (0/7)."""
+    input-to-output path, and units left with weights but no input or no output."""
     x, y = cubist_spiral(num_points)
     found = _search(ctx, (3, 3, 3), target, num_points, epochs, lr, batch_size, inits, max_masks_per_nnz,
                     levels_per_run, max_nnz)
