@@ -21,7 +21,6 @@ REQUIRED = {"rank": 2, "score": None, "n_cells": 3, "n_actions": 2, "obs_feature
             "config": None, "grid": None}  # required parameters
 
 PENDING = {
-    "ConsensusMerging", "TALLMasks", "TIESMerging", "TaskArithmetic",
     "CombinatorialSearch", "PrunerComparison",
 }
 

@@ -51,9 +51,9 @@ def test_consensus_validates_and_raises_not_fitted():
     with pytest.raises(NotFittedError):
         ConsensusMerging().merge()
     with pytest.raises(ValueError, match="k must"):
-        ConsensusMerging(k=-1)
+        ConsensusMerging(k=-1).fit(torch.zeros(3), torch.ones(2, 3), torch.ones(2, 3, dtype=torch.bool))
     with pytest.raises(ValueError, match="multitask"):
-        ConsensusMerging(multitask="mean")
+        ConsensusMerging(multitask="mean").fit(torch.zeros(3), torch.ones(2, 3), torch.ones(2, 3, dtype=torch.bool))
     base, tuned = torch.zeros(3), torch.ones(2, 3)
     with pytest.raises(ValueError, match="boolean"):
         ConsensusMerging().fit(base, tuned, torch.ones(2, 3))

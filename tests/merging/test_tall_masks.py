@@ -74,7 +74,7 @@ def test_nan_inputs_are_rejected_with_the_argument_named():
     with pytest.raises(ValueError, match="pretrained"):
         TALLMasks(lambdas=0.4).fit(torch.tensor([0.0, float("inf"), 0.0, 0.0]), tuned)
     with pytest.raises(ValueError, match="lambdas"):
-        TALLMasks(lambdas=(0.2, float("nan")))
+        TALLMasks(lambdas=(0.2, float("nan"))).fit(base, tuned, score=lambda t, v: 0.0)  # checked at fit
     with pytest.raises(ValueError, match="lambdas"):
         compute_tall_masks(tuned, tuned.sum(0), [0.2, float("nan")])
     with pytest.raises(ValueError, match="task_vectors"):

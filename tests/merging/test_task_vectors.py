@@ -80,11 +80,11 @@ def test_nan_inputs_rejected_at_every_entry_point():
     with pytest.raises(ValueError, match="task_vectors"):
         task_arithmetic_vector(tuned)
     with pytest.raises(ValueError, match="scaling"):
-        TaskArithmetic(scaling=float("nan"))
+        TaskArithmetic(scaling=float("nan")).fit(torch.zeros(3), torch.ones(2, 3))  # checked at fit
     with pytest.raises(ValueError, match="scaling"):
-        TaskArithmetic(scaling=[0.1, float("inf")])
+        TaskArithmetic(scaling=[0.1, float("inf")]).fit(torch.zeros(3), torch.ones(2, 3), score=lambda v: 0.0)
     with pytest.raises(ValueError, match="scaling"):
-        TaskArithmetic(scaling=[])
+        TaskArithmetic(scaling=[]).fit(torch.zeros(3), torch.ones(2, 3))
     with pytest.raises(ValueError, match="finite"):
         TaskArithmetic(scaling=[0.1, 0.2]).fit(torch.zeros(3), torch.ones(2, 3), score=lambda v: float("nan"))
     with pytest.raises(ValueError, match="finite"):

@@ -33,9 +33,9 @@ def test_ties_estimator_and_validation():
     m = TIESMerging(density=1.0, scaling=0.5).fit(base, tuned)
     assert torch.allclose(m.merge(), torch.tensor([1.0, 0, 0, 0]))
     with pytest.raises(ValueError, match="density"):
-        TIESMerging(density=0.0)
+        TIESMerging(density=0.0).fit(base, tuned)  # checked at fit (the estimator contract)
     with pytest.raises(ValueError, match="aggregation"):
-        TIESMerging(aggregation="max")
+        TIESMerging(aggregation="max").fit(base, tuned)
 
 
 def test_ties_not_fitted_and_nan_rejected():
@@ -44,7 +44,7 @@ def test_ties_not_fitted_and_nan_rejected():
     with pytest.raises(NotFittedError):
         TIESMerging().merged_vector()
     with pytest.raises(ValueError, match="density"):
-        TIESMerging(density=float("nan"))
+        TIESMerging(density=float("nan")).fit(torch.zeros(3), torch.ones(2, 3))
     bad = torch.ones(2, 5)
     bad[1, 1] = float("nan")
     with pytest.raises(ValueError, match="task_vectors"):

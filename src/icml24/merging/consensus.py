@@ -84,13 +84,16 @@ class ConsensusMerging(ScaledMerge):
     def __init__(self, k: int = 2, multitask: str = "ta", density: float = 0.2,
                  scaling: float | Sequence[float] = 1.0):
         super().__init__(scaling)
-        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise ValueError(f"k must be an int >= 0 (how many tasks must use a weight), got {k!r}")
-        if multitask not in ("ta", "ties"):
-            raise ValueError(f"multitask must be 'ta' or 'ties', got {multitask!r}")
         self.k = k
         self.multitask = multitask
         self.density = density
+
+    def _check_params(self) -> list[float]:
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 0:
+            raise ValueError(f"k must be an int >= 0 (how many tasks must use a weight), got {self.k!r}")
+        if self.multitask not in ("ta", "ties"):
+            raise ValueError(f"multitask must be 'ta' or 'ties', got {self.multitask!r}")
+        return super()._check_params()
 
     def fit(self, pretrained, finetuned, masks: torch.Tensor, score=None) -> ConsensusMerging:
         """Merge with the consensus of ``masks`` (boolean ``[T, P]``); ``scaling_`` chosen on ``score`` if a grid."""

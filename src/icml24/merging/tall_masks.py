@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
+from icml24._estimator import Estimator
 from icml24._validation import check_finite, check_fitted
 
 from . import kernels
@@ -86,7 +87,7 @@ def random_masks_like(masks: torch.Tensor, generator: torch.Generator | None = N
     return out
 
 
-class TALLMasks:
+class TALLMasks(Estimator):
     r"""TALL masks (TAsk LocaLization): which weights of the multi-task vector each task needs.
 
     .. math::
@@ -109,15 +110,19 @@ class TALLMasks:
     """
 
     def __init__(self, lambdas: Sequence[float] = DEFAULT_LAMBDAS, multitask: str = "ta", density: float = 0.2):
-        if multitask not in _MULTITASK:
-            raise ValueError(f"multitask must be one of {_MULTITASK}, got {multitask!r}")
-        lambdas = [float(x) for x in ([lambdas] if isinstance(lambdas, (int, float)) else lambdas)]
+        self.lambdas = lambdas  # stored verbatim (the estimator contract); checked at fit
+        self.multitask = multitask
+        self.density = density
+
+    def _check_params(self) -> list[float]:
+        """Check the parameters (at :meth:`fit`); returns the candidate lambdas as floats."""
+        if self.multitask not in _MULTITASK:
+            raise ValueError(f"multitask must be one of {_MULTITASK}, got {self.multitask!r}")
+        lambdas = [float(x) for x in ([self.lambdas] if isinstance(self.lambdas, (int, float)) else self.lambdas)]
         if not lambdas or not all(x >= 0 for x in lambdas):  # 'x >= 0' is False for NaN
             raise ValueError(f"lambdas must be a non-empty list of finite non-negative numbers, got {lambdas}")
         check_finite("lambdas", torch.tensor(lambdas))
-        self.lambdas = tuple(lambdas)
-        self.multitask = multitask
-        self.density = density
+        return lambdas
 
     def fit(self, pretrained, finetuned, score: Callable[[int, object], float] | None = None) -> TALLMasks:
         """Build the masks; with several lambdas, ``score(task, reconstructed_model)`` picks ``lambda_t``.
@@ -125,19 +130,20 @@ class TALLMasks:
         ``pretrained`` is a state dict (or flat ``[P]`` tensor), ``finetuned`` a list of state dicts (or ``[T, P]``);
         NaN or infinite weights, and a score that returns NaN, raise ``ValueError``.
         """
+        lambdas = self._check_params()
         base, tuned, self.layout_, self._template = as_flat(pretrained, finetuned)
         self.pretrained_ = base
         self.task_vectors_ = tuned - base  # tau_t = theta_t - theta_0
         self.multitask_vector_ = multitask_vector(self.task_vectors_, self.multitask, self.density)
         num_tasks = tuned.shape[0]
-        if len(self.lambdas) == 1:
-            self.lambdas_ = torch.full((num_tasks,), self.lambdas[0], dtype=torch.float64)
+        if len(lambdas) == 1:
+            self.lambdas_ = torch.full((num_tasks,), lambdas[0], dtype=torch.float64)
             self.lambda_scores_ = torch.empty(num_tasks, 0)
         else:
             if score is None:
                 raise ValueError("several lambdas given: pass score(task, model) -> validation accuracy to fit")
-            scores = torch.empty(num_tasks, len(self.lambdas))
-            for j, lam in enumerate(self.lambdas):
+            scores = torch.empty(num_tasks, len(lambdas))
+            for j, lam in enumerate(lambdas):
                 masks = compute_tall_masks(self.task_vectors_, self.multitask_vector_, lam)
                 for t in range(num_tasks):
                     scores[t, j] = float(score(t, self._rebuild(masks[t])))
@@ -145,7 +151,7 @@ class TALLMasks:
                 raise ValueError("score(task, model) returned NaN or inf; it must return a finite validation accuracy")
             self.lambda_scores_ = scores
             # lambda_t chosen per task on validation: the first best lambda (argmax returns the first maximum)
-            self.lambdas_ = torch.tensor(self.lambdas, dtype=torch.float64)[scores.argmax(dim=1)]
+            self.lambdas_ = torch.tensor(lambdas, dtype=torch.float64)[scores.argmax(dim=1)]
         self.masks_ = compute_tall_masks(self.task_vectors_, self.multitask_vector_, self.lambdas_)
         return self
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import torch
 
+from icml24._estimator import Estimator
 from icml24._validation import check_finite, check_fitted
 
 StateDict = Mapping[str, torch.Tensor]
@@ -144,7 +145,7 @@ def select_coefficient(candidates: Sequence[float], score: Callable[[float], flo
     return float(candidates[best]), scores
 
 
-class ScaledMerge:
+class ScaledMerge(Estimator):
     """Shared machinery of the merges ``theta = theta_0 + alpha * tau_merged``.
 
     Subclasses implement :meth:`_multitask_vector` (``[T, P]`` task vectors -> ``[P]``). ``scaling`` is a float or a
@@ -153,11 +154,15 @@ class ScaledMerge:
     """
 
     def __init__(self, scaling: float | Sequence[float] = 1.0):
-        grid = [scaling] if isinstance(scaling, (int, float)) else list(scaling)
+        self.scaling = scaling  # stored verbatim (the estimator contract); checked at fit
+
+    def _check_params(self) -> list[float]:
+        """Check the parameters (at :meth:`fit`, the estimator contract); returns the scaling grid."""
+        grid = [self.scaling] if isinstance(self.scaling, (int, float)) else list(self.scaling)
         if not grid:
             raise ValueError("scaling must be a number or a non-empty grid of numbers")
         check_finite("scaling", torch.tensor([float(a) for a in grid]))
-        self.scaling = scaling
+        return grid
 
     def _multitask_vector(self, task_vectors: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -168,11 +173,11 @@ class ScaledMerge:
         ``pretrained``: state dict or flat ``[P]`` tensor; ``finetuned``: list of state dicts or ``[T, P]``; NaN or
         infinite weights raise ``ValueError``.
         """
+        grid = self._check_params()
         base, tuned, self.layout_, self._template = as_flat(pretrained, finetuned)
         self.pretrained_ = base
         self.task_vectors_ = tuned - base  # tau_t = theta_t - theta_0
         self.multitask_vector_ = self._multitask_vector(self.task_vectors_)
-        grid = [self.scaling] if isinstance(self.scaling, (int, float)) else list(self.scaling)
         if len(grid) > 1 and score is None:
             raise ValueError(f"{type(self).__name__} got a scaling grid; pass score= to fit to choose on validation")
         if len(grid) == 1:

@@ -165,12 +165,15 @@ class TIESMerging(ScaledMerge):
 
     def __init__(self, density: float = 0.2, aggregation: str = "mean", scaling: float | Sequence[float] = 1.0):
         super().__init__(scaling)
-        if aggregation not in _AGGREGATIONS:
-            raise ValueError(f"aggregation must be one of {_AGGREGATIONS}, got {aggregation!r}")
-        if not 0.0 < density <= 1.0:
-            raise ValueError(f"density must be in (0, 1], got {density}")  # also rejects NaN
         self.density = density
         self.aggregation = aggregation
+
+    def _check_params(self) -> list[float]:
+        if self.aggregation not in _AGGREGATIONS:
+            raise ValueError(f"aggregation must be one of {_AGGREGATIONS}, got {self.aggregation!r}")
+        if not 0.0 < self.density <= 1.0:
+            raise ValueError(f"density must be in (0, 1], got {self.density}")  # also rejects NaN
+        return super()._check_params()
 
     def _multitask_vector(self, task_vectors: torch.Tensor) -> torch.Tensor:
         return ties_vector(task_vectors, self.density, self.aggregation)
