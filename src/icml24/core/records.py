@@ -73,11 +73,16 @@ def load_recorded(exp: Experiment, setting: str = "full") -> RecordedRun | None:
                          f"python -m icml24.core.records") from None
 
 
+def changed_parameters(run: RecordedRun, exp: Experiment) -> dict:
+    """The parameters ``run`` ran with that differ from ``exp``'s setting (a recorded part of the setting)."""
+    setting = exp.config(setting=run.setting)
+    return {k: v for k, v in run.config.items()
+            if json.dumps(setting.get(k), sort_keys=True, default=str) != json.dumps(v, sort_keys=True, default=str)}
+
+
 def label(run: RecordedRun, exp: Experiment) -> str:
     """What the report prints beside a verdict computed from ``run``."""
-    setting = exp.config(setting=run.setting)
-    changed = {k: v for k, v in run.config.items()
-               if json.dumps(setting.get(k), sort_keys=True, default=str) != json.dumps(v, sort_keys=True, default=str)}
+    changed = changed_parameters(run, exp)
     seeds = ",".join(str(r.seed) for r in run.records)
     text = f"recorded run ({run.setting} setting, seed(s) {seeds}, code {run.code_version}, {run.date}), not re-run"
     if changed:

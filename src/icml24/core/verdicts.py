@@ -160,7 +160,7 @@ def evaluate_paper(paper: Paper, store: Store, full: bool | None = None) -> list
 def judge_recorded(paper: Paper, claim: Claim) -> ClaimResult | None:
     """A full-only claim judged by its own check on the experiment's recorded full run (``core/records.py``), when
     the repository keeps one; labelled as such (and stale when the code changed since)."""
-    from icml24.core.records import label, load_recorded
+    from icml24.core.records import changed_parameters, label, load_recorded
 
     try:
         run = load_recorded(claim.experiment)
@@ -170,7 +170,7 @@ def judge_recorded(paper: Paper, claim: Claim) -> ClaimResult | None:
         return None
     result = judge(paper, claim, run.records, "full")
     result.mode, result.recorded = "full (recorded)", label(run, claim.experiment)
-    if "changed from the setting" in result.recorded and result.verdict.message.startswith(MISSING_METRIC):
+    if changed_parameters(run, claim.experiment) and result.verdict.message.startswith(MISSING_METRIC):
         # a recorded part of the setting (one rate of several, say) that lacks what the claim reads: not run, not error
         read = ", ".join(f"{k} = {v:.4g}" for k, v in result.verdict.measured.items())
         read = f"; it recorded {read}" if read else ""
