@@ -18,7 +18,7 @@ from icml24.agents import (
 def test_the_matching_is_a_permutation():
     rng = np.random.default_rng(0)
     for n in (2, 10, 4096):
-        q, a = random_matching(rng, n)
+        q, a = random_matching(n, rng)
         assert q.size == a.size == n // 2
         assert np.array_equal(np.sort(np.concatenate([q, a])), np.arange(n))
 
@@ -26,7 +26,7 @@ def test_the_matching_is_a_permutation():
 @pytest.mark.parametrize("n", [7, 1, 0, -4, 6.5, True])
 def test_the_matching_refuses_an_odd_or_bad_number_of_agents(n):
     with pytest.raises(ValueError, match="even integer"):
-        random_matching(np.random.default_rng(0), n)
+        random_matching(n, np.random.default_rng(0))
 
 
 def _draws(q, a, n, retrieve, jq=None, ja=None):

@@ -15,9 +15,18 @@ from icml24.agents.society import (
     society_tables,
 )
 from icml24.agents.society_attack import ChatRecords, border_mask, craft_border_attack
-from icml24.agents.society_models import make_world, render, render_ood, train_clip, train_responder
+from icml24.agents.society_models import (
+    TinyCLIP,
+    TinyResponder,
+    init_weights,
+    make_world,
+    render,
+    render_ood,
+    train_clip,
+    train_responder,
+)
 
-SMALL = dict(num_agents=16, rounds=5, attack_epochs=2, seed=3, train_steps=30, bank_per_class=8,
+SMALL = dict(num_agents=16, rounds=5, attack_epochs=2, random_state=3, train_steps=30, bank_per_class=8,
              ensemble_agents=16, ensemble_rounds=4, size=32, border=1, borders=(2,), ood_probes=8)
 
 
@@ -77,8 +86,8 @@ def test_attack_changes_only_the_border():
     rng = np.random.default_rng(2)
     gen = torch.Generator().manual_seed(2)
     world = make_world(rng, size=32)
-    clip = train_clip(world, rng, gen, steps=5)
-    responder = train_responder(world, rng, gen, steps=5)
+    clip = train_clip(world, rng, steps=5, model=init_weights(TinyCLIP(world), gen))
+    responder = train_responder(world, rng, steps=5, model=init_weights(TinyResponder(world), gen))
     n = 16
     q = rng.integers(0, world.num_roles, n)
     records = ChatRecords(q, world.prefs[q, 0], rng.integers(0, world.num_roles, n))
@@ -97,8 +106,8 @@ def test_clean_images_never_yield_harmful():
     rng = np.random.default_rng(4)
     gen = torch.Generator().manual_seed(4)
     world = make_world(rng, size=32)
-    clip = train_clip(world, rng, gen, steps=50)
-    responder = train_responder(world, rng, gen, steps=200)
+    clip = train_clip(world, rng, steps=50, model=init_weights(TinyCLIP(world), gen))
+    responder = train_responder(world, rng, steps=200, model=init_weights(TinyResponder(world), gen))
     images = render(world, rng.integers(0, world.num_classes, 256), rng)
     tables = society_tables(world, clip, responder, images)
     assert not (tables.out_ask == world.harmful).any()
@@ -151,3 +160,23 @@ def test_society_metrics_report_the_budget_curve_and_the_clean_control():
     for b in (1, 2):
         assert {f"h{b}_cumulative_final", f"h{b}_beta", f"h{b}_border_fraction"} <= set(metrics)
     assert 0.0 <= metrics["clean_ood_harmful_rate"] <= 1.0 and metrics["image_size"] == 32.0
+
+
+def test_an_int_random_state_reproduces_the_models_and_a_generator_continues_its_stream():
+    world = make_world(0, size=32)
+    assert np.array_equal(world.prefs, make_world(np.random.default_rng(0), size=32).prefs)
+    weights = [train_clip(world, 7, steps=2).state_dict()["text_head.weight"] for _ in range(2)]
+    assert torch.equal(*weights)
+    assert not torch.equal(weights[0], train_clip(world, 8, steps=2).state_dict()["text_head.weight"])
+    rng = np.random.default_rng(1)  # one generator: the second render continues the stream
+    assert not torch.equal(render(world, [0, 1], rng), render(world, [0, 1], rng))
+    assert torch.equal(render(world, [0, 1], 1), render(world, [0, 1], np.random.default_rng(1)))
+
+
+def test_init_weights_from_one_torch_generator_continues_its_stream():
+    world = make_world(0, size=32)
+    gen = torch.Generator().manual_seed(0)
+    first, second = init_weights(TinyCLIP(world), gen), init_weights(TinyCLIP(world), gen)
+    again = init_weights(TinyCLIP(world), 0)
+    assert torch.equal(first.text_head.weight, again.text_head.weight)
+    assert not torch.equal(first.text_head.weight, second.text_head.weight)

@@ -34,18 +34,20 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from .._random import RandomState, check_random_state
 from .._validation import FittedAttributes, check_finite, check_positive
 
 DEFINITIONS = ("official", "bernoulli")
 
 
-def random_matching(rng: np.random.Generator, num_agents: int) -> tuple[np.ndarray, np.ndarray]:
+def random_matching(num_agents: int, random_state: RandomState = None) -> tuple[np.ndarray, np.ndarray]:
     """A uniformly random perfect matching as (questioners, answerers), each of length N/2 (a permutation split).
 
-    Pair-wise chat needs an even N: an odd N would leave one agent out of every round, so it is refused."""
+    Pair-wise chat needs an even N: an odd N would leave one agent out of every round, so it is refused.
+    ``random_state``: None, an int or a numpy Generator (used as is, so it advances)."""
     if isinstance(num_agents, bool) or int(num_agents) != num_agents or num_agents < 2 or int(num_agents) % 2:
         raise ValueError(f"num_agents must be an even integer >= 2 (every agent chats in a pair), got {num_agents!r}")
-    perm = rng.permutation(int(num_agents))
+    perm = check_random_state(random_state).permutation(int(num_agents))
     half = int(num_agents) // 2
     return perm[:half], perm[half:]
 
@@ -68,7 +70,7 @@ class InfectionSimulation(FittedAttributes):
     (App. E.4's beta_t, alpha^Q_t, alpha^A_t per round); see the module docstring for the indexing.
     """
 
-    _fit_call = "run(rounds, rng)"
+    _fit_call = "run(rounds, random_state)"
 
     def __init__(self, num_agents: int, album_size: int = 10, history_size: int = 3, alpha: float | None = None,
                  beta: float = 1.0, gamma: float = 0.0, seed_ratio: float = 1 / 1024, definition: str = "official"):
@@ -104,15 +106,17 @@ class InfectionSimulation(FittedAttributes):
         """Jailbreak rate of a chat given V_adv was retrieved (official definition): alpha / beta."""
         return self.alpha / self.beta if self.beta > 0 else 0.0
 
-    def initial_ages(self, rng: np.random.Generator) -> np.ndarray:
+    def initial_ages(self, random_state: RandomState = None) -> np.ndarray:
         """The starting state: V_adv (age 0) in ``num_seeded`` random albums, absent (-1) elsewhere."""
         ages = np.full(self.num_agents, -1, dtype=np.int16)
-        ages[rng.permutation(self.num_agents)[: self.num_seeded]] = 0
+        ages[check_random_state(random_state).permutation(self.num_agents)[: self.num_seeded]] = 0
         return ages
 
-    def draw_round(self, rng: np.random.Generator) -> dict[str, np.ndarray]:
-        """Every random number one round uses, in a fixed order (a per-agent loop can replay them exactly)."""
-        questioners, answerers = random_matching(rng, self.num_agents)
+    def draw_round(self, random_state: RandomState = None) -> dict[str, np.ndarray]:
+        """Every random number one round uses, in a fixed order (a per-agent loop can replay them exactly); a numpy
+        Generator ``random_state`` is advanced, so successive calls draw successive rounds."""
+        rng = check_random_state(random_state)
+        questioners, answerers = random_matching(self.num_agents, rng)
         half = questioners.size
         draws = {"questioners": questioners, "answerers": answerers,
                  "retrieve": rng.random(half) < self.beta,  # Eq. 2
@@ -187,10 +191,13 @@ class InfectionSimulation(FittedAttributes):
         self.ages_ = ages
         return self
 
-    def run(self, rounds: int, rng: np.random.Generator) -> InfectionSimulation:
-        """Simulate ``rounds`` chat rounds from ``initial_ages``; fills the curves (see ``simulate``)."""
+    def run(self, rounds: int, random_state: RandomState = None) -> InfectionSimulation:
+        """Simulate ``rounds`` chat rounds from ``initial_ages``; fills the curves (see ``simulate``).
+
+        ``random_state`` (None, an int or a numpy Generator) draws the seeded albums, then every round in turn."""
         if isinstance(rounds, bool) or int(rounds) != rounds or rounds < 0:
             raise ValueError(f"rounds must be an integer >= 0, got {rounds!r}")
+        rng = check_random_state(random_state)
         ages = self.initial_ages(rng)
         return self.simulate(ages, (self.draw_round(rng) for _ in range(int(rounds))))
 

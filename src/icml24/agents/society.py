@@ -14,12 +14,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .._random import RandomState, check_random_state, spawn, torch_generator
 from .._validation import check_positive
 from .society_attack import ChatRecords, craft_border_attack
 from .society_models import (
     TinyCLIP,
     TinyResponder,
     World,
+    init_weights,
     make_world,
     plan_tokens,
     prompt_tokens,
@@ -57,8 +59,9 @@ def society_tables(world: World, clip: TinyCLIP, responder: TinyResponder, image
 
 
 def initial_albums(world: World, roles: np.ndarray, bank_classes: np.ndarray, album_size: int,
-                   rng: np.random.Generator) -> np.ndarray:
+                   random_state: RandomState = None) -> np.ndarray:
     """(N, album_size) bank indices: each slot an image of one of the agent's preferred objects."""
+    rng = check_random_state(random_state)
     by_class = [np.flatnonzero(bank_classes == c) for c in range(world.num_classes)]
     cls = world.prefs[roles[:, None], rng.integers(0, world.prefs.shape[1], (len(roles), album_size))]
     pick = rng.random(cls.shape)
@@ -69,8 +72,9 @@ def initial_albums(world: World, roles: np.ndarray, bank_classes: np.ndarray, al
 
 
 def run_society(world: World, tables: SocietyTables, roles: np.ndarray, albums: np.ndarray, special: int, rounds: int,
-                rng: np.random.Generator) -> dict[str, np.ndarray]:
+                random_state: RandomState = None) -> dict[str, np.ndarray]:
     """Chat ``rounds`` rounds; ``albums`` is updated in place (FIFO). Returns per-round curves and rates.
+    ``random_state`` (None, an int or a numpy Generator) draws the pairings and the plans.
 
     Rates (App. E.4) are over the chats whose questioner carries ``special`` at the start of the round:
     beta = retrieval of it, alpha_q / alpha_a = retrieval x HARMFUL question / answer (NaN when no carrier questions).
@@ -78,6 +82,7 @@ def run_society(world: World, tables: SocietyTables, roles: np.ndarray, albums: 
     n = len(roles)
     if n < 2 or n % 2:
         raise ValueError(f"the society needs an even number of agents >= 2 (pair-wise chat), got {n}")
+    rng = check_random_state(random_state)
     half = n // 2
     ever = np.zeros(n, bool)
     out = {k: np.full(rounds, np.nan) for k in ("cumulative", "current", "carriers", "beta", "alpha_q", "alpha_a")}
@@ -129,7 +134,8 @@ def _spread_metrics(run: dict[str, np.ndarray], prefix: str) -> dict[str, float]
             f"{prefix}_beta": _mean(run["beta"])}
 
 
-def society_experiment(num_agents: int = 128, rounds: int = 32, attack_epochs: int = 100, seed: int = 0, *,
+def society_experiment(num_agents: int = 128, rounds: int = 32, attack_epochs: int = 100,
+                       random_state: RandomState = 0, *,
                        album_size: int = 10, border: int = 2, borders: tuple[int, ...] = (), size: int = 112,
                        bank_per_class: int = 64, train_steps: int = 300, ensemble_agents: int = 64,
                        ensemble_rounds: int = 8, craft: bool = True, ood_probes: int = 64,
@@ -148,6 +154,9 @@ def society_experiment(num_agents: int = 128, rounds: int = 32, attack_epochs: i
     out-of-kind images, any role and prompt) and regime quantities) and curves (``crafted_cumulative``,
     ``clean_cumulative``, ``crafted_current``, ``crafted_carriers``, ``clean_carriers``), each of length ``rounds``.
 
+    ``random_state`` (an int, None or a numpy Generator) is split into independent streams (``spawn``) for the
+    models, the world, the images, the benign ensemble, the attack, the population and the chats.
+
     Scale (deviations from the paper, for speed): 3 x 112 x 112 images; the benign ensemble is ``ensemble_agents``
     x ``ensemble_rounds`` = 64 x 8 = 512 records (paper 64 x 32 = 1024), half to craft, half to validate.
     """
@@ -161,11 +170,11 @@ def society_experiment(num_agents: int = 128, rounds: int = 32, attack_epochs: i
         if int(b) != b or b < 1 or 2 * b >= size:
             raise ValueError(f"border must be an integer frame width in [1, {(size - 1) // 2}] pixels for a "
                              f"{size} px image (it must leave an interior), got {b!r}")
-    streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(8)]
-    gen = torch.Generator().manual_seed(int(streams[0].integers(2**31)))
+    streams = spawn(random_state, 8)
+    init = torch_generator(int(streams[0].integers(2**31)))  # one torch stream initialises both models, in turn
     world = make_world(streams[1], size=size)
-    clip = train_clip(world, streams[2], gen, steps=train_steps)
-    responder = train_responder(world, streams[2], gen, steps=train_steps)
+    clip = train_clip(world, streams[2], steps=train_steps, model=init_weights(TinyCLIP(world), init))
+    responder = train_responder(world, streams[2], steps=train_steps, model=init_weights(TinyResponder(world), init))
 
     bank_classes = np.repeat(np.arange(world.num_classes), bank_per_class)
     bank = render(world, bank_classes, streams[3])
@@ -188,7 +197,7 @@ def society_experiment(num_agents: int = 128, rounds: int = 32, attack_epochs: i
     crafted, infos = [], []
     for b in frames:
         adv, info = craft_border_attack(clip, responder, world, start, records.subset(split[:half]),
-                                        records.subset(split[half:]), np.random.default_rng(streams[5].integers(2**63)),
+                                        records.subset(split[half:]), int(streams[5].integers(2**63)),
                                         epochs=attack_epochs if craft else 0, border=b)
         crafted.append(adv)
         infos.append(info)
@@ -201,7 +210,7 @@ def society_experiment(num_agents: int = 128, rounds: int = 32, attack_epochs: i
     def spread(special: int) -> dict[str, np.ndarray]:
         albums = albums0.copy()
         albums[0, -1] = special  # V_adv is the newest image of one agent's album
-        return run_society(world, tables, roles, albums, special, rounds, np.random.default_rng(chat_seed))
+        return run_society(world, tables, roles, albums, special, rounds, chat_seed)  # the same chats for each
 
     clean = spread(base)
     metrics: dict[str, float] = {}

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from .._random import RandomState, check_random_state
 from .._validation import check_finite
 from .society_models import TinyCLIP, TinyResponder, World, plan_tokens, prompt_tokens
 
@@ -54,12 +55,16 @@ def _scores(clip: TinyCLIP, responder: TinyResponder, world: World, image: torch
 
 
 def craft_border_attack(clip: TinyCLIP, responder: TinyResponder, world: World, image: torch.Tensor,
-                        craft: ChatRecords, validate: ChatRecords, rng: np.random.Generator, *, epochs: int = 100,
+                        craft: ChatRecords, validate: ChatRecords, random_state: RandomState = None, *,
+                        epochs: int = 100,
                         border: int = 1, step: float = 0.5 / 255, momentum: float = 0.95, batch: int = 4,
                         lambdas: tuple[float, float, float] = (1.0, 0.5, 0.5),
                         validate_every: int = 10) -> tuple[torch.Tensor, dict[str, float]]:
-    """Return the adversarial image (1, 3, S, S) and its validation numbers (``val_jsr``, ``val_min_clip``...)."""
+    """Return the adversarial image (1, 3, S, S) and its validation numbers (``val_jsr``, ``val_min_clip``...).
+
+    ``random_state`` (None, an int or a numpy Generator) shuffles the crafting records every epoch."""
     check_finite("image", image)
+    rng = check_random_state(random_state)
     x = image.detach().clone().reshape(1, 3, world.size, world.size)
     mask = border_mask(world.size, border)
     lam_r, lam_q, lam_a = lambdas

@@ -1,6 +1,7 @@
 """A small real society's world and models: procedural images, a tiny CLIP and a tiny multimodal responder.
 
-Everything is seeded by explicit ``numpy.random.Generator`` / ``torch.Generator`` objects (never the global RNG).
+Every random draw comes from a ``random_state`` (None, an int or a numpy Generator, as ``icml24._random`` reads it;
+never the global RNG); a Generator is used as is, so successive calls continue one stream.
 Images are 3 x 112 x 112 (the paper's 336 px LLaVA input scaled by 1/3, so the paper's h = 6 border is h = 2 here at
 the same 7% of the pixels); both image towers start with a ViT-like 8 x 8 patch embedding, small enough for a CPU.
 Vocabulary: ``K`` object words (one per image class), ``R`` role words, the prompt words SELECT / ASK / ANSWER / ECHO
@@ -18,6 +19,8 @@ import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+from .._random import RandomState, check_random_state, torch_generator
 
 
 @dataclass(frozen=True)
@@ -72,13 +75,14 @@ class World:
 PATCH = 8  # the image towers' patch size (pixels)
 
 
-def make_world(rng: np.random.Generator, num_classes: int = 8, num_roles: int = 16, size: int = 112,
+def make_world(random_state: RandomState = None, num_classes: int = 8, num_roles: int = 16, size: int = 112,
                prefs_per_role: int = 3) -> World:
     """Random class patterns/colours and, per role, ``prefs_per_role`` distinct preferred classes.
 
     Pattern frequencies are 1.5-5.6 cycles per image whatever ``size`` (a multiple of the patch size, 8)."""
     if int(size) != size or size < 2 * PATCH or size % PATCH:
         raise ValueError(f"size must be a multiple of {PATCH} pixels and at least {2 * PATCH}, got {size!r}")
+    rng = check_random_state(random_state)
     angles = rng.uniform(0, np.pi, num_classes)
     radius = rng.uniform(0.6, 2.2, num_classes) * 16 / size
     freqs = np.stack([radius * np.cos(angles), radius * np.sin(angles)], axis=1)
@@ -87,8 +91,9 @@ def make_world(rng: np.random.Generator, num_classes: int = 8, num_roles: int = 
     return World(num_classes, num_roles, size, freqs, colors, prefs)
 
 
-def render(world: World, classes: np.ndarray, rng: np.random.Generator) -> torch.Tensor:
+def render(world: World, classes: np.ndarray, random_state: RandomState = None) -> torch.Tensor:
     """Images (n, 3, S, S) in [0, 1]: a class-coloured sinusoidal pattern with random phase and pixel noise."""
+    rng = check_random_state(random_state)
     classes = np.asarray(classes)
     s = world.size
     yy, xx = np.meshgrid(np.arange(s, dtype=np.float32), np.arange(s, dtype=np.float32), indexing="ij")
@@ -100,9 +105,10 @@ def render(world: World, classes: np.ndarray, rng: np.random.Generator) -> torch
     return torch.from_numpy(np.clip(img, 0.0, 1.0))
 
 
-def render_ood(world: World, n: int, rng: np.random.Generator, blobs: int = 6) -> torch.Tensor:
+def render_ood(world: World, n: int, random_state: RandomState = None, blobs: int = 6) -> torch.Tensor:
     """Images (n, 3, S, S) of another kind than the album's (as the paper's V_adv starts from an ArtBench painting):
     a sum of ``blobs`` coloured Gaussian blobs on a random background, with the same pixel noise."""
+    rng = check_random_state(random_state)
     s = world.size
     yy, xx = np.meshgrid(np.linspace(0, 1, s), np.linspace(0, 1, s), indexing="ij")
     img = rng.uniform(0.0, 1.0, (n, 3, 1, 1)) * np.ones((n, 3, s, s))
@@ -137,8 +143,12 @@ def _patch_tower(world: World, hidden: int, channels: int = 16) -> nn.Sequential
                          nn.Linear(channels * grid * grid, hidden))
 
 
-def _init_(module: nn.Module, gen: torch.Generator) -> nn.Module:
-    """Seeded re-initialisation: linear weights ~ N(0, 1/fan_in), biases 0, word embeddings ~ N(0, 1)."""
+def init_weights(module: nn.Module, random_state: RandomState = None) -> nn.Module:
+    """Seeded re-initialisation in place: linear weights ~ N(0, 1/fan_in), biases 0, word embeddings ~ N(0, 1).
+
+    ``random_state`` becomes a torch Generator (``icml24._random.torch_generator``: a torch Generator is used as is,
+    so initialising two models from one continues its stream)."""
+    gen = torch_generator(random_state)
     with torch.no_grad():
         for m in module.modules():
             if isinstance(m, nn.Linear):
@@ -196,13 +206,23 @@ def prompt_tokens(world: World, roles: np.ndarray, mode: str) -> torch.Tensor:
     return torch.from_numpy(np.stack([np.full(len(roles), word), world.num_classes + np.asarray(roles)], 1)).long()
 
 
-def train_clip(world: World, rng: np.random.Generator, gen: torch.Generator, steps: int = 300,
-               batch: int = 128, pool: int = 512) -> TinyCLIP:
+def _initialised(model: nn.Module | None, build, rng: np.random.Generator) -> nn.Module:
+    """``model`` as given, or ``build()`` initialised from a torch stream seeded by one draw of ``rng``."""
+    return init_weights(build(), torch_generator(rng)) if model is None else model
+
+
+def train_clip(world: World, random_state: RandomState = None, steps: int = 300, batch: int = 128, pool: int = 512,
+               *, model: TinyCLIP | None = None) -> TinyCLIP:
     """Contrastive training on (image, one-word caption) pairs; captions of the same class are positives.
 
     Like CLIP's alt-text captions, the training captions are short: the shared plan words and the role words are
-    never seen in training, so plans (longer, out-of-distribution text) share a large common component."""
-    model = _init_(TinyCLIP(world), gen)
+    never seen in training, so plans (longer, out-of-distribution text) share a large common component.
+
+    ``random_state`` draws the training pool and the minibatches; ``model`` is the initialised model to train (see
+    :func:`init_weights`), by default a new one initialised from a torch stream seeded by a first draw of
+    ``random_state``."""
+    rng = check_random_state(random_state)
+    model = _initialised(model, lambda: TinyCLIP(world), rng)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     pool_classes, pool_images = _pool(world, rng, pool)
     for _ in range(steps):
@@ -221,10 +241,14 @@ def train_clip(world: World, rng: np.random.Generator, gen: torch.Generator, ste
     return model.eval().requires_grad_(False)
 
 
-def train_responder(world: World, rng: np.random.Generator, gen: torch.Generator, steps: int = 300,
-                    batch: int = 128, echo_fraction: float = 0.25, pool: int = 512) -> TinyResponder:
-    """Echo pretraining mixed with benign image instruction tuning (ASK -> question token, ANSWER -> answer token)."""
-    model = _init_(TinyResponder(world), gen)
+def train_responder(world: World, random_state: RandomState = None, steps: int = 300, batch: int = 128,
+                    echo_fraction: float = 0.25, pool: int = 512, *,
+                    model: TinyResponder | None = None) -> TinyResponder:
+    """Echo pretraining mixed with benign image instruction tuning (ASK -> question token, ANSWER -> answer token).
+
+    ``random_state`` and ``model`` as in :func:`train_clip`."""
+    rng = check_random_state(random_state)
+    model = _initialised(model, lambda: TinyResponder(world), rng)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     k = world.num_classes
     pool_classes, pool_images = _pool(world, rng, pool)
