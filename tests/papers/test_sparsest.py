@@ -150,7 +150,7 @@ def _bad_inputs():
     x, y = P.cubist_spiral(256)
     xn = x.clone()
     xn[0, 0] = float("nan")
-    net = lambda: P.BatchedMaskedMLP((2, 3, 3, 3, 1), 2, generator=torch.Generator().manual_seed(0))  # noqa: E731
+    net = lambda: P.BatchedMaskedMLP((2, 3, 3, 3, 1), 2, random_state=0)  # noqa: E731
     return {
         "spiral: too few points": (lambda: P.cubist_spiral(10), "num_points"),
         "spiral: NaN points": (lambda: P.cubist_spiral(float("nan")), "integer"),
@@ -178,9 +178,10 @@ def _bad_inputs():
         "gmp: negative budget": (lambda: P.GradualMagnitude(-1), "nnz"),
         "imp schedule: one round": (lambda: P.geometric_nnz(1, 1, 100, 10), "rounds"),
         "rigl: empty budget": (lambda: P.RigL(0), "nnz"),
-        "search: no inits": (lambda: P.CombinatorialSearch(inits=0), "inits"),
-        "search: negative masks per level": (lambda: P.CombinatorialSearch(max_masks_per_nnz=-1), "max_masks_per_nnz"),
-        "search: no levels per run": (lambda: P.CombinatorialSearch(levels_per_run=0), "levels_per_run"),
+        "search: no inits": (lambda: P.CombinatorialSearch(inits=0).fit(x, y), "inits"),  # at fit (the contract)
+        "search: negative masks per level": (lambda: P.CombinatorialSearch(max_masks_per_nnz=-1).fit(x, y),
+                                             "max_masks_per_nnz"),
+        "search: no levels per run": (lambda: P.CombinatorialSearch(levels_per_run=0).fit(x, y), "levels_per_run"),
         "search: flat labels": (lambda: P.CombinatorialSearch(epochs=1, max_nnz=13).fit(x, y[:, 0]), "y must be"),
         "phase 1: empty grid": (lambda: P.minimal_widths(x, y, 0.9, [], epochs=1), "grid"),
         "phase 1: wider than the network": (lambda: P.minimal_widths(x, y, 0.9, [17], epochs=1), "grid"),

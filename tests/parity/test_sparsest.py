@@ -26,7 +26,7 @@ SEED, WIDTH, BUDGET, POINTS = 0, 8, 24, 256
 
 def _net() -> BatchedMaskedMLP:
     """The recorder's official_net: the same generator stream, W then b per layer, uniform +-1/sqrt(fan_in)."""
-    return BatchedMaskedMLP((2, WIDTH, WIDTH, WIDTH, 1), 1, generator=torch.Generator().manual_seed(SEED))
+    return BatchedMaskedMLP((2, WIDTH, WIDTH, WIDTH, 1), 1, random_state=SEED)
 
 
 def _data():

@@ -21,7 +21,7 @@ from icml24.pruning import (
 
 
 def _model(k=2, widths=(2, 4, 4, 4, 1), seed=0):
-    return BatchedMaskedMLP(widths, k, generator=torch.Generator().manual_seed(seed))
+    return BatchedMaskedMLP(widths, k, random_state=seed)
 
 
 def _linears(model, k):

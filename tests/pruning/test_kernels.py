@@ -12,7 +12,7 @@ def _model(widths, k, seed=0, keep=0.6):
     gen = torch.Generator().manual_seed(seed)
     shapes = [(widths[i + 1], widths[i]) for i in range(len(widths) - 1)]
     masks = [(torch.rand(k, o, i, generator=gen) < keep).float() for o, i in shapes]
-    return BatchedMaskedMLP(widths, k, masks, generator=gen)
+    return BatchedMaskedMLP(widths, k, masks, random_state=gen)
 
 
 @pytest.mark.parametrize("widths", [(2, 3, 3, 3, 1), (2, 3, 4, 5, 1), (2, 8, 8, 8, 1), (2, 16, 3, 7, 1)])
@@ -37,7 +37,7 @@ def test_training_through_the_kernel_equals_autograd_within_rounding():
     for fused in (True, False):
         model = _model((2, 3, 3, 3, 1), 6, seed=3)
         train_batched(model, x, y, epochs=3, batch_size=64, lr=[0.05, 0.1, 0.2] * 2, fused=fused,
-                      generator=torch.Generator().manual_seed(1))
+                      random_state=1)
         runs.append(model.snapshot())
     for a, b in zip(runs[0]["weights"] + runs[0]["biases"], runs[1]["weights"] + runs[1]["biases"]):
         assert torch.allclose(a, b, atol=1e-4), (a - b).abs().max()

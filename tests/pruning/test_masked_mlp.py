@@ -45,9 +45,9 @@ def test_batched_training_equals_single_training_for_each_mask():
     x, y = cubist_spiral(200)
     torch.manual_seed(0)
     masks = [(torch.rand(3, o, i) > 0.3).float() for o, i in [(3, 2), (4, 3), (3, 4), (1, 3)]]
-    model = BatchedMaskedMLP((2, 3, 4, 3, 1), 3, masks, generator=torch.Generator().manual_seed(1))
+    model = BatchedMaskedMLP((2, 3, 4, 3, 1), 3, masks, random_state=1)
     start = model.snapshot()
-    train_batched(model, x, y, epochs=3, batch_size=16, lr=0.1, generator=torch.Generator().manual_seed(2))
+    train_batched(model, x, y, epochs=3, batch_size=16, lr=0.1, random_state=2)
     for k in range(3):
         fresh = BatchedMaskedMLP((2, 3, 4, 3, 1), 3, masks)
         fresh.load_snapshot(start)
@@ -59,11 +59,11 @@ def test_batched_training_equals_single_training_for_each_mask():
 
 def test_a_network_trains_the_same_alone_or_in_a_batch():
     x, y = cubist_spiral(200)
-    batch = BatchedMaskedMLP((2, 3, 3, 3, 1), 4, generator=torch.Generator().manual_seed(0))
+    batch = BatchedMaskedMLP((2, 3, 3, 3, 1), 4, random_state=0)
     alone = BatchedMaskedMLP((2, 3, 3, 3, 1), 1)
     alone.load_snapshot({k: [v[2:3].clone() for v in vs] for k, vs in batch.snapshot().items()})
-    train_batched(batch, x, y, epochs=2, batch_size=32, generator=torch.Generator().manual_seed(5))
-    train_batched(alone, x, y, epochs=2, batch_size=32, generator=torch.Generator().manual_seed(5))
+    train_batched(batch, x, y, epochs=2, batch_size=32, random_state=5)
+    train_batched(alone, x, y, epochs=2, batch_size=32, random_state=5)
     for a, b in zip(batch.weights, alone.weights):
         assert torch.allclose(a[2], b[0], atol=1e-6)
 
@@ -87,15 +87,15 @@ def test_lr_schedules_follow_the_paper():
 def test_one_batch_of_several_settings_trains_each_network_as_torch_sgd_would_alone():
     x, y = cubist_spiral(200)
     settings = [(0.05, "cosine"), (0.2, "step"), (0.1, "constant")]
-    batch = BatchedMaskedMLP((2, 3, 3, 3, 1), 3, generator=torch.Generator().manual_seed(0))
+    batch = BatchedMaskedMLP((2, 3, 3, 3, 1), 3, random_state=0)
     start = batch.snapshot()
     train_batched(batch, x, y, epochs=4, batch_size=32, lr=[a for a, _ in settings],
-                  schedule=[b for _, b in settings], generator=torch.Generator().manual_seed(5))
+                  schedule=[b for _, b in settings], random_state=5)
     for k, (lr, schedule) in enumerate(settings):
         alone = BatchedMaskedMLP((2, 3, 3, 3, 1), 1)
         alone.load_snapshot({key: [v[k:k + 1].clone() for v in vs] for key, vs in start.items()})
         train_batched(alone, x, y, epochs=4, batch_size=32, lr=lr, schedule=schedule,
-                      generator=torch.Generator().manual_seed(5))
+                      random_state=5)
         for a, b in zip(batch.weights, alone.weights):
             assert torch.allclose(a[k], b[0], atol=1e-5), (k, (a[k] - b[0]).abs().max())
     with pytest.raises(ValueError, match="one per network"):

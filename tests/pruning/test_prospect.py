@@ -9,7 +9,7 @@ from icml24.pruning import BatchedMaskedMLP, cubist_spiral, prospr, prospr_score
 
 
 def _model(k=3, widths=(2, 4, 4, 4, 1), seed=0):
-    return BatchedMaskedMLP(widths, k, generator=torch.Generator().manual_seed(seed))
+    return BatchedMaskedMLP(widths, k, random_state=seed)
 
 
 def _reference_scores(model, k, x, y, steps, lr, momentum, batch_size, detach_first):

@@ -47,14 +47,14 @@ def test_one_drop_and_grow_step_by_hand():
 
 def _run(seed=0, delta=5):
     x, y = cubist_spiral(512)
-    model = BatchedMaskedMLP((2, 6, 6, 6, 1), 3, generator=torch.Generator().manual_seed(seed))
+    model = BatchedMaskedMLP((2, 6, 6, 6, 1), 3, random_state=seed)
     masks = [m.clone() for m in model.masks]
     for m in masks:  # network 2 is a width-4 network padded to 6
         m[2, 4:, :] = 0
         if m.shape[2] == 6:
             m[2, :, 4:] = 0
     model.set_masks(masks)
-    hook = RigL(15, networks=[0, 2], delta=delta, generator=torch.Generator().manual_seed(seed))
+    hook = RigL(15, networks=[0, 2], delta=delta, random_state=seed)
     counts = []
 
     def watch(model, step, total, **kwargs):
@@ -62,7 +62,7 @@ def _run(seed=0, delta=5):
         counts.append([[int(m[k].sum()) for m in model.masks] for k in range(3)])
         hook.total = total
 
-    train_batched(model, x, y, epochs=3, batch_size=64, generator=torch.Generator().manual_seed(seed), on_step=watch)
+    train_batched(model, x, y, epochs=3, batch_size=64, random_state=seed, on_step=watch)
     return model, hook, counts
 
 
@@ -81,9 +81,9 @@ def test_budget_kept_exactly_per_layer_padding_respected_and_deterministic():
 
 def test_masks_change_and_grown_weights_start_at_zero_with_zero_momentum():
     x, y = cubist_spiral(256)
-    model = BatchedMaskedMLP((2, 4, 4, 4, 1), 1, generator=torch.Generator().manual_seed(0))
+    model = BatchedMaskedMLP((2, 4, 4, 4, 1), 1, random_state=0)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    hook = RigL(10, delta=1, alpha=0.5, end_fraction=1.0, generator=torch.Generator().manual_seed(0))
+    hook = RigL(10, delta=1, alpha=0.5, end_fraction=1.0, random_state=0)
     hook(model, 0, 100)
     before = [m.clone() for m in model.masks]
     for p in model.parameters():  # fill momentum everywhere

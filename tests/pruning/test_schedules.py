@@ -1,7 +1,6 @@
 """Pruning schedules: the cubic GMP schedule and IMP's geometric rounds."""
 
 import pytest
-import torch
 
 from icml24.pruning import BatchedMaskedMLP, GradualMagnitude, cubic_nnz, cubist_spiral, geometric_nnz, train_batched
 
@@ -15,9 +14,9 @@ def test_cubic_and_geometric_schedules_hit_their_end_points():
 
 def test_gmp_reaches_the_budget_even_on_a_short_run_and_only_prunes_its_networks():
     x, y = cubist_spiral(256)
-    model = BatchedMaskedMLP((2, 4, 4, 4, 1), 2, generator=torch.Generator().manual_seed(0))
+    model = BatchedMaskedMLP((2, 4, 4, 4, 1), 2, random_state=0)
     train_batched(model, x, y, epochs=3, batch_size=64, on_step=GradualMagnitude(11, events=199, networks=[1]),
-                  generator=torch.Generator().manual_seed(1))
+                  random_state=1)
     assert int(sum(m[1].sum() for m in model.masks)) == 11
     assert int(sum(m[0].sum() for m in model.masks)) == 8 + 16 + 16 + 4
 

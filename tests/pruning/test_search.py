@@ -32,7 +32,7 @@ def test_neuron_masks_keep_the_first_units():
 def test_search_stops_at_the_first_level_that_reaches_the_target():
     x, y = cubist_spiral(256)
     search = CombinatorialSearch((2, 2, 2), target=0.5, init_width=4, epochs=1, batch_size=64)
-    search.fit(x, y, generator=torch.Generator().manual_seed(0))
+    search.fit(x, y, random_state=0)
     assert search.reached_ and search.nnz_ == 2 + 2 + 2 + 2  # the sparsest level: one weight per row and column
     assert search.masks_evaluated_ == len(candidate_masks((2, 2, 2), 6)[0]) and list(search.best_by_nnz_) == [8]
     assert search.init_.widths == (2, 2, 2, 2, 1) and search.accuracy_ >= 0.5
@@ -41,7 +41,7 @@ def test_search_stops_at_the_first_level_that_reaches_the_target():
 def test_search_that_never_reaches_reports_its_best_and_respects_the_caps():
     x, y = cubist_spiral(256)
     search = CombinatorialSearch((2, 2, 2), target=1.0, epochs=1, batch_size=64, max_nnz=10, max_masks_per_nnz=3)
-    search.fit(x, y, generator=torch.Generator().manual_seed(0))
+    search.fit(x, y, random_state=0)
     assert not search.reached_ and set(search.best_by_nnz_) == {8, 9, 10}
     assert search.masks_evaluated_ <= 9 and search.accuracy_ == max(search.best_by_nnz_.values())
 
@@ -53,21 +53,44 @@ def test_minimal_widths_picks_the_smallest_network_that_reaches_the_target():
     assert minimal_widths(x, y, 1.01, [1], max_width=2, epochs=1, batch_size=64)["widths"] is None
 
 
-def test_errors_before_fit_and_on_bad_settings():
+def _no_work(*args, **kwargs):
+    raise AssertionError("masks were enumerated or trained before the bad setting was refused")
+
+
+def test_errors_before_fit_and_on_bad_settings_at_fit(monkeypatch):
     with pytest.raises(NotFittedError):
         _ = CombinatorialSearch().nnz_
-    with pytest.raises(ValueError, match="widths"):
-        CombinatorialSearch((3, 3, 30))
-    with pytest.raises(ValueError, match="target"):
-        CombinatorialSearch(target=95)
     x, y = cubist_spiral(256)
+    monkeypatch.setattr("icml24.pruning.search.candidate_masks", _no_work)
+    monkeypatch.setattr("icml24.pruning.search.train_batched", _no_work)
+    bad = {"widths": ((3, 3, 30), "widths"), "target": (95, "target"), "lr": (float("nan"), "lr"),
+           "schedule": ("linear", "schedule"), "epochs": (2.5, "epochs"), "chunk": (0, "chunk"),
+           "max_nnz": (0, "max_nnz"), "init_width": (-1, "init_width")}
+    for name, (value, words) in bad.items():
+        search = CombinatorialSearch(**{name: value})  # stored as given: the contract's __init__
+        assert search.get_params()[name] is value
+        with pytest.raises(ValueError, match=words):
+            search.fit(x, y)  # refused at fit, before any mask trains
     x[3, 1] = float("inf")
     with pytest.raises(ValueError, match="x contains NaN"):
         CombinatorialSearch((2, 2, 2)).fit(x, y)
+    with pytest.raises(AssertionError, match="before the bad setting"):  # the guard itself bites on a valid search
+        CombinatorialSearch((2, 2, 2)).fit(*cubist_spiral(256))
+
+
+def test_the_search_is_a_scikit_learn_estimator():
+    from sklearn.base import clone
+
+    search = CombinatorialSearch((2, 2, 2), target=0.5, epochs=1, batch_size=64, max_nnz=9)
+    copy = clone(search)
+    assert copy.get_params() == search.get_params() and copy.set_params(max_nnz=10).max_nnz == 10
+    x, y = cubist_spiral(256)
+    a, b = search.fit(x, y, random_state=0), clone(search).fit(x, y, random_state=torch.Generator().manual_seed(0))
+    assert a.best_by_nnz_ == b.best_by_nnz_  # an int seeds the stream a torch Generator of that seed gives
 
 
 def test_levels_trained_together_give_the_same_first_success():
     x, y = cubist_spiral(256)
     search = CombinatorialSearch((2, 2, 2), target=0.5, epochs=1, batch_size=64, levels_per_run=3)
-    search.fit(x, y, generator=torch.Generator().manual_seed(0))
+    search.fit(x, y, random_state=0)
     assert search.reached_ and search.nnz_ == 8 and list(search.best_by_nnz_) == [8]

@@ -38,7 +38,7 @@ def test_points_lie_on_segments_and_classes_do_not_overlap():
 
 def test_seed_only_shuffles():
     x0, y0 = cubist_spiral(1000)
-    x1, y1 = cubist_spiral(1000, seed=3)
+    x1, y1 = cubist_spiral(1000, random_state=3)
     assert not torch.equal(x0, x1)
     assert torch.allclose(torch.sort(x0[:, 0]).values, torch.sort(x1[:, 0]).values)
     assert y0.sum() == y1.sum()

@@ -111,7 +111,7 @@ def _search(ctx, widths, target, num_points, epochs, lr, batch_size, inits, max_
         finder = CombinatorialSearch(tuple(widths), target, inits=inits, max_nnz=max_nnz or None,
                                      max_masks_per_nnz=max_masks_per_nnz or None, levels_per_run=levels_per_run,
                                      **_recipe(epochs, lr, batch_size))
-        finder.fit(x, y, generator=bctx.torch_generator("search"),
+        finder.fit(x, y, random_state=bctx.torch_generator("search"),
                    progress=lambda nnz, n, acc: ctx.log("nnz %d: %d masks, best %.4f", nnz, n, acc))
         return {"reached": float(finder.reached_), "nnz": int(finder.nnz_), "accuracy": float(finder.accuracy_),
                 "masks_evaluated": int(finder.masks_evaluated_), "seconds": time.perf_counter() - start,
@@ -192,7 +192,7 @@ def search(ctx, widths: list[int] = (3, 3, 3), target: float = 0.95, num_points:
                "masks_per_level": float(max_masks_per_nnz or 0), "inits_per_mask": float(inits)}
     if phase1_grid:
         phase1 = minimal_widths(x, y, target, list(phase1_grid), inits=phase1_inits,
-                                generator=ctx.torch_generator("phase1"), **recipe)
+                                random_state=ctx.torch_generator("phase1"), **recipe)
         best = phase1["widths"]
         metrics["phase1_reached"] = float(best is not None)
         metrics["phase1_best_accuracy"] = max(phase1["accuracy"].values())
@@ -221,7 +221,7 @@ def search(ctx, widths: list[int] = (3, 3, 3), target: float = 0.95, num_points:
     if fixed_init_methods:
         w, nnz, methods = int(widths[0]), found["nnz"], tuple(fixed_init_methods)
         study = PrunerComparison((w,), nnz, methods, imp_rounds=imp_rounds, settings=settings, **recipe)
-        study.fit(x, y, generator=ctx.torch_generator("fixed-init"), inits={w: _network(found["init"])},
+        study.fit(x, y, random_state=ctx.torch_generator("fixed-init"), inits={w: _network(found["init"])},
                   validation=validation)
         accs = [study.accuracy_[(m, w)] for m in methods]
         metrics.update({"fixed_init_success_rate": float(np.mean([a >= target for a in accs])),
@@ -247,7 +247,7 @@ def _pruner_tries(ctx, method, width, nnz, tries, x, y, imp_rounds, recipe, sett
     stream depends only on (method, nnz), so the null's slot and the budget study run the same networks."""
     study = PrunerComparison((width,), nnz, (method,), imp_rounds=imp_rounds, tries=tries, settings=settings,
                              dense=False, **recipe)
-    return study.fit(x, y, generator=ctx.torch_generator("pruner-tries", method, nnz), validation=validation)
+    return study.fit(x, y, random_state=ctx.torch_generator("pruner-tries", method, nnz), validation=validation)
 
 
 class _PrunerInSlot:
@@ -332,7 +332,7 @@ def pruners(ctx, widths: list[int] = (3, 8, 32), target: float = 0.95, num_point
     study = PrunerComparison(tuple(widths), nnz, tuple(methods) if prune else (), imp_rounds=imp_rounds,
                              synflow_iterations=synflow_iterations, settings=_settings(grid, lr),
                              **_recipe(epochs, lr, batch_size))
-    study.fit(x, y, generator=ctx.torch_generator("pruners"),
+    study.fit(x, y, random_state=ctx.torch_generator("pruners"),
               validation=spiral_validation(num_points, num_validation, ctx.torch_generator("validation")))
     slot = (lambda m: m) if prune else (lambda m: "dense")  # the null: the unpruned network in every pruner's slot
     metrics = {"target": target, "nnz_budget": float(nnz), "num_points": float(len(x)),

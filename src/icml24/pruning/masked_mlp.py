@@ -14,6 +14,7 @@ import math
 import numpy as np
 import torch
 
+from icml24._random import RandomState, torch_generator
 from icml24._validation import check_finite
 
 from . import kernels
@@ -55,12 +56,13 @@ class BatchedMaskedMLP(torch.nn.Module):
 
     ``init_widths`` (default ``widths``) sets the fan-in of PyTorch's default ``nn.Linear`` init, U(+-1/sqrt(fan_in)):
     the official search masks neurons of a width-16 network, so its (3, 3, 3) candidates start from the width-16
-    scale. ``generator`` makes the K initialisations reproducible (network k's draws are independent of K only
-    through the generator's stream; use one generator per seed for seed-matched runs).
+    scale. ``random_state`` (``icml24._random.torch_generator``: an int seeds a torch Generator, a torch Generator
+    is drawn from as is, advancing it) makes the K initialisations reproducible (network k's draws depend on K
+    through the stream; use one stream per seed for seed-matched runs).
     """
 
     def __init__(self, widths: tuple[int, ...], num_networks: int = 1, masks=None, init_widths=None,
-                 generator: torch.Generator | None = None):
+                 random_state: RandomState = None):
         super().__init__()
         widths = tuple(int(w) for w in widths)
         if len(widths) < 2 or min(widths) < 1:
@@ -70,6 +72,7 @@ class BatchedMaskedMLP(torch.nn.Module):
         init_widths = tuple(int(w) for w in (init_widths or widths))
         if len(init_widths) != len(widths) or any(a < b for a, b in zip(init_widths, widths)):
             raise ValueError(f"init_widths {init_widths} must have the layout of widths {widths} and be >= it")
+        generator = torch_generator(random_state)
         self.widths, self.num_networks = widths, int(num_networks)
         self.shapes = [(widths[i + 1], widths[i]) for i in range(len(widths) - 1)]
         self.weights = torch.nn.ParameterList()
@@ -130,9 +133,10 @@ class BatchedMaskedMLP(torch.nn.Module):
         return correct / len(x)
 
     @torch.no_grad()
-    def xavier_normal_(self, generator: torch.Generator | None = None) -> BatchedMaskedMLP:
+    def xavier_normal_(self, random_state: RandomState = None) -> BatchedMaskedMLP:
         """Re-draw every weight from N(0, 2 / (fan_in + fan_out)) (``nn.init.xavier_normal_``), biases kept, masks
         reapplied: what the official random-init runs do to the network before SNIP and GraSP score it."""
+        generator = torch_generator(random_state)
         for w, (o, i) in zip(self.weights, self.shapes):
             w.copy_(torch.randn(w.shape, generator=generator) * math.sqrt(2.0 / (o + i)))
         self.set_masks(self.masks)
@@ -194,7 +198,7 @@ def _per_network(value, kind, num_networks: int) -> list:
 
 def train_batched(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, epochs: int = 50,
                   batch_size: int = 128, lr: float = 0.1, momentum: float = 0.9, weight_decay: float = 5e-4,
-                  schedule: str = "cosine", generator: torch.Generator | None = None, on_step=None,
+                  schedule: str = "cosine", random_state: RandomState = None, on_step=None,
                   fused: bool | None = None) -> BatchedMaskedMLP:
     """SGD (momentum, weight decay) with BCE-with-logits on all K networks at once, batches shared across networks.
 
@@ -204,7 +208,8 @@ def train_batched(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, epo
     pass. ``lr`` and ``schedule`` may be one per network (the official grid of settings in one batch).
     ``fused`` (default: wherever it applies) computes the gradient and the SGD step with the numba kernel of
     ``kernels.py`` (equal to autograd and torch.optim.SGD within float32 rounding) instead of autograd through
-    ``torch.baddbmm``; callbacks then get an optimizer holding the momentum buffers.
+    ``torch.baddbmm``; callbacks then get an optimizer holding the momentum buffers. ``random_state``
+    (``icml24._random.torch_generator``: an int seeds a torch Generator, one is used as is) orders the minibatches.
     """
     check_data(x, y, model.widths[0])
     if batch_size < 1 or len(x) < batch_size:
@@ -224,6 +229,7 @@ def train_batched(model: BatchedMaskedMLP, x: torch.Tensor, y: torch.Tensor, epo
         raise ValueError("fused=True needs a 2-d1-d2-d3-1 float32 CPU model of widths <= "
                          f"{kernels.MAX_WIDTH}, got widths {model.widths}")
     fused = kernels.supported(model) if fused is None else bool(fused)
+    generator = torch_generator(random_state)
     per_epoch = len(x) // batch_size  # drop_last=True
     total = epochs * per_epoch
     shared = len(set(lrs)) == 1 and len(set(schedules)) == 1

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
-from icml24._validation import FittedAttributes
+from icml24._estimator import Estimator
+from icml24._random import RandomState, torch_generator
+from icml24._validation import FittedAttributes, check_positive_int
 
 from .criteria import force, global_magnitude, grasp, iterative_snip, keep_top, per_class, snip, synflow
 from .masked_mlp import BatchedMaskedMLP, check_data, lr_at, train_batched
@@ -67,6 +70,10 @@ def _row(batch: BatchedMaskedMLP, i: int) -> tuple[dict, list[torch.Tensor]]:
     return state, [m[i:i + 1].clone() for m in batch.masks]
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def _chain(hooks: list):
     """One ``on_step`` callback running ``hooks`` in order (None when there are none)."""
     if not hooks:
@@ -78,7 +85,7 @@ def _chain(hooks: list):
     return on_step
 
 
-class PrunerComparison(FittedAttributes):
+class PrunerComparison(FittedAttributes, Estimator):
     """Prune ``tries`` initialisations per width in ``widths`` to ``nnz`` weights with each of ``methods``, then
     train each on every (lr, schedule) of ``settings`` (default: the recipe's one; ``OFFICIAL_GRID``: the paper's 9).
 
@@ -96,58 +103,78 @@ class PrunerComparison(FittedAttributes):
     convention; the best try's), ``masks_`` (list of [out, in]), ``nnz_``, ``try_accuracy_`` (every try's accuracy
     at its chosen setting), ``setting_`` (every try's chosen (lr, schedule)), ``validation_accuracy_`` (every try's,
     at it), ``best_try_``; ``inits_`` {width: the first try's K = 1 initial network}, ``try_inits_`` {width: every
-    try's}.
+    try's}; ``settings_`` (the (lr, schedule) settings trained, as floats and names).
+
+    The parameters are stored as given (scikit-learn's estimator contract: ``clone``, ``get_params``/``set_params``)
+    and checked at the start of :meth:`fit`, before any network is drawn or trained. ``nnz`` has no default value:
+    fit refuses None (pass the search's ``nnz_``, the budget every pruner ends at); ``widths`` defaults to the
+    paper's comparison widths (3, 8, 32).
     """
 
-    def __init__(self, widths: tuple[int, ...], nnz: int, methods: tuple[str, ...] = METHODS, epochs: int = 50,
-                 batch_size: int = 128, lr: float = 0.1, schedule: str = "cosine", imp_rounds: int = 5,
-                 gmp_events: int = 199, synflow_iterations: int = 100, score_points: int = 1024,
-                 rigl_delta: int = 100, tries: int = 1, settings=None, redraw: bool = True, dense: bool = True):
-        unknown = [m for m in methods if m not in METHODS]
+    def __init__(self, widths: tuple[int, ...] = (3, 8, 32), nnz: int | None = None,
+                 methods: tuple[str, ...] = METHODS, epochs: int = 50, batch_size: int = 128, lr: float = 0.1,
+                 schedule: str = "cosine", imp_rounds: int = 5, gmp_events: int = 199, synflow_iterations: int = 100,
+                 score_points: int = 1024, rigl_delta: int = 100, tries: int = 1, settings=None, redraw: bool = True,
+                 dense: bool = True):
+        self.widths, self.nnz, self.methods = widths, nnz, methods
+        self.epochs, self.batch_size, self.lr, self.schedule = epochs, batch_size, lr, schedule
+        self.imp_rounds, self.gmp_events, self.synflow_iterations = imp_rounds, gmp_events, synflow_iterations
+        self.score_points, self.rigl_delta, self.tries = score_points, rigl_delta, tries
+        self.settings, self.redraw, self.dense = settings, redraw, dense
+
+    def _check_params(self) -> None:
+        """Check the parameters, at the start of fit (``__init__`` stores them as given), and set ``settings_``."""
+        if isinstance(self.methods, str):
+            raise ValueError(f"methods must be a sequence of method names, got the string {self.methods!r}; "
+                             f"choose from {METHODS}")
+        unknown = [m for m in self.methods if m not in METHODS]
         if unknown:
             raise ValueError(f"unknown methods {unknown}; choose from {METHODS}")
-        self.widths = tuple(int(w) for w in widths)
-        if not self.widths or min(self.widths) < 1:
-            raise ValueError(f"widths must be positive, got {widths}")
-        for w in self.widths:
+        widths = self.widths
+        if isinstance(widths, str) or not hasattr(widths, "__len__") or not widths or not all(
+                _is_int(w) and w >= 1 for w in widths):
+            raise ValueError(f"widths must be positive integers (the hidden width of each network), got {widths!r}")
+        if self.nnz is None:
+            raise ValueError("nnz is required: the nonzero weights every pruner ends at (e.g. the search's nnz_)")
+        check_positive_int("nnz", self.nnz)
+        for w in widths:
             weights = 2 * w + 2 * w * w + w
-            if not 1 <= nnz <= weights:
-                raise ValueError(f"nnz must be in [1, {weights}] for width {w}, got {nnz}")
-        if imp_rounds < 2:
-            raise ValueError(f"imp_rounds must be >= 2 (prune between rounds), got {imp_rounds}")
-        if int(epochs) < 1 or int(batch_size) < 1 or int(score_points) < 1:
-            raise ValueError(f"epochs, batch_size and score_points must be >= 1, got {epochs}, {batch_size}, "
-                             f"{score_points}")
-        self.nnz, self.methods = int(nnz), tuple(methods)
-        self.recipe = {"epochs": int(epochs), "batch_size": int(batch_size)}
-        self.settings = tuple((float(a), str(b)) for a, b in (settings or [(lr, schedule)]))
-        for a, b in self.settings:
-            if not (math.isfinite(a) and a > 0):
-                raise ValueError(f"every setting's lr must be finite and > 0, got {a}")
-            lr_at(0, 1, a, b)  # an unknown schedule fails here
-        self.imp_rounds, self.gmp_events = int(imp_rounds), int(gmp_events)
-        self.synflow_iterations, self.score_points = int(synflow_iterations), int(score_points)
-        self.rigl_delta, self.redraw, self.dense = int(rigl_delta), bool(redraw), bool(dense)
-        if int(tries) < 1:
-            raise ValueError(f"tries must be >= 1, got {tries}")
-        self.tries = int(tries)
+            if not 1 <= self.nnz <= weights:
+                raise ValueError(f"nnz must be in [1, {weights}] for width {w}, got {self.nnz}")
+        if not _is_int(self.imp_rounds) or self.imp_rounds < 2:
+            raise ValueError(f"imp_rounds must be an integer >= 2 (prune between rounds), got {self.imp_rounds!r}")
+        for name in ("epochs", "batch_size", "score_points", "gmp_events", "synflow_iterations", "rigl_delta",
+                     "tries"):
+            check_positive_int(name, getattr(self, name))
+        settings = list(self.settings) if self.settings is not None else [(self.lr, self.schedule)]
+        if not settings or any(isinstance(s, str) or not hasattr(s, "__len__") or len(s) != 2 for s in settings):
+            raise ValueError(f"settings must be (lr, schedule) pairs such as OFFICIAL_GRID, got {self.settings!r}")
+        for a, b in settings:
+            if isinstance(a, bool) or not isinstance(a, (int, float, np.number)) or not (math.isfinite(a) and a > 0):
+                raise ValueError(f"every setting's lr must be finite and > 0, got {a!r}")
+            lr_at(0, 1, 1.0, b)  # an unknown schedule fails here
+        self.settings_ = tuple((float(a), str(b)) for a, b in settings)
 
-    def fit(self, x: torch.Tensor, y: torch.Tensor, generator: torch.Generator | None = None,
+    def fit(self, x: torch.Tensor, y: torch.Tensor, random_state: RandomState = None,
             inits: dict[int, BatchedMaskedMLP] | None = None, validation=None) -> PrunerComparison:
         """Train every (method, width) from ``inits[width]`` (K = 1 networks, or a list of ``tries`` of them;
-        default: fresh ones from ``generator``) on (x, y), measuring accuracy on (x, y); ``validation`` = (x_val,
-        y_val) picks each try's setting."""
+        default: fresh ones drawn from ``random_state``) on (x, y), measuring accuracy on (x, y); ``validation`` =
+        (x_val, y_val) picks each try's setting. ``random_state`` (``icml24._random.torch_generator``: an int seeds
+        one torch Generator, one is used as is) draws the fresh initialisations, the scoring points, the
+        re-drawn weights, RigL's masks and the minibatch order, in that one stream."""
+        self._check_params()
         check_data(x, y, 2)
-        if validation is None and len(self.settings) > 1:
+        if validation is None and len(self.settings_) > 1:
             raise ValueError("several settings need validation=(x_val, y_val) to choose among them")
         if validation is not None:
             check_data(*validation, 2, name="validation")
+        generator = torch_generator(random_state)
         given = dict(inits or {})
         self.try_inits_ = {}
         for w in self.widths:
             nets = given.get(w)
             nets = list(nets) if isinstance(nets, (list, tuple)) else [nets] * self.tries if nets is not None else [
-                BatchedMaskedMLP((2, w, w, w, 1), 1, generator=generator) for _ in range(self.tries)]
+                BatchedMaskedMLP((2, w, w, w, 1), 1, random_state=generator) for _ in range(self.tries)]
             if len(nets) != self.tries or any(n.num_networks != 1 or n.widths != (2, w, w, w, 1) for n in nets):
                 raise ValueError(f"inits[{w}] must be one network (or {self.tries}) of widths (2, {w}, {w}, {w}, 1)")
             self.try_inits_[w] = nets
@@ -157,7 +184,7 @@ class PrunerComparison(FittedAttributes):
         self._validation = validation if validation is not None else (x, y)
         self.results_ = {}  # (method, width, try, setting) -> (accuracy, validation accuracy, batch, row)
         for w in self.widths:
-            self._fit_width(w, x, y, generator, redraw=self.redraw and w not in given)
+            self._fit_width(w, x, y, generator, redraw=bool(self.redraw) and w not in given)
         self._choose()
         del self._score, self._validation
         return self
@@ -175,9 +202,10 @@ class PrunerComparison(FittedAttributes):
         return out
 
     def _fit_width(self, w: int, x, y, generator, redraw: bool) -> None:
-        widths, tries, settings = (2, w, w, w, 1), range(self.tries), range(len(self.settings))
+        widths, tries, settings = (2, w, w, w, 1), range(self.tries), range(len(self.settings_))
         later = [m for m in ("magnitude", "imp") if m in self.methods]
-        first = [m for m in self.methods if m in AT_INIT + DURING_TRAINING] + ["dense"] * (self.dense or bool(later))
+        dense = bool(self.dense) or bool(later)
+        first = [m for m in self.methods if m in AT_INIT + DURING_TRAINING] + ["dense"] * dense
         rows, keys = [], []
         for method in first:
             starts = self._starts(w, method, redraw, generator)
@@ -187,10 +215,10 @@ class PrunerComparison(FittedAttributes):
                 probe = _stack([(st, [m[:1] for m in masks[0]]) for st in starts], widths)
                 by_lr = {}
                 for s in settings:  # only ProsPr's masks depend on the setting (its inner steps' lr)
-                    lr = self.settings[s][0] if method == "prospr" else None
+                    lr = self.settings_[s][0] if method == "prospr" else None
                     if lr not in by_lr:
                         by_lr[lr] = at_init_masks(method, probe, *self._score, self.nnz, self.synflow_iterations,
-                                                  lr or self.settings[0][0], self.recipe["batch_size"])
+                                                  lr or self.settings_[0][0], self.batch_size)
                     masks[s] = by_lr[lr]
             for k in tries:
                 for s in settings:
@@ -201,7 +229,7 @@ class PrunerComparison(FittedAttributes):
         batch = _stack(rows, widths)
         hooks = []
         for method, hook in (("gmp", lambda r: GradualMagnitude(self.nnz, self.gmp_events, r)),
-                             ("rigl", lambda r: RigL(self.nnz, r, delta=self.rigl_delta, generator=generator))):
+                             ("rigl", lambda r: RigL(self.nnz, r, delta=self.rigl_delta, random_state=generator))):
             rows_of = [i for i, (m, _, _) in enumerate(keys) if m == method]
             if rows_of:
                 hooks.append(hook(rows_of))
@@ -211,9 +239,10 @@ class PrunerComparison(FittedAttributes):
             self._after_dense(batch, keys, later, w, x, y, generator)
 
     def _train(self, batch, keys, x, y, generator, on_step=None) -> None:
-        lrs = [self.settings[s][0] for _, _, s in keys]
-        schedules = [self.settings[s][1] for _, _, s in keys]
-        train_batched(batch, x, y, generator=generator, on_step=on_step, lr=lrs, schedule=schedules, **self.recipe)
+        lrs = [self.settings_[s][0] for _, _, s in keys]
+        schedules = [self.settings_[s][1] for _, _, s in keys]
+        train_batched(batch, x, y, random_state=generator, on_step=on_step, lr=lrs, schedule=schedules,
+                      epochs=self.epochs, batch_size=self.batch_size)
 
     def _record(self, batch: BatchedMaskedMLP, keys: list[tuple[str, int, int]], w: int, x, y) -> None:
         acc, val = batch.accuracy(x, y), batch.accuracy(*self._validation)
@@ -228,12 +257,12 @@ class PrunerComparison(FittedAttributes):
         for method, w in pairs:
             chosen = []
             for k in range(self.tries):
-                runs = [self.results_[(method, w, k, s)] for s in range(len(self.settings))]
+                runs = [self.results_[(method, w, k, s)] for s in range(len(self.settings_))]
                 s = max(range(len(runs)), key=lambda j: (runs[j][1], -j))  # best validation, first of equals
                 chosen.append((runs[s], s))
             self.try_accuracy_[(method, w)] = [r[0] for r, _ in chosen]
             self.validation_accuracy_[(method, w)] = [r[1] for r, _ in chosen]
-            self.setting_[(method, w)] = [self.settings[s] for _, s in chosen]
+            self.setting_[(method, w)] = [self.settings_[s] for _, s in chosen]
             best = max(range(self.tries), key=lambda k: (chosen[k][0][0], -k))  # best try, first of equals
             (acc, _, batch, i), _ = chosen[best]
             state, masks = _row(batch, i)
@@ -248,7 +277,7 @@ class PrunerComparison(FittedAttributes):
         widths = (2, w, w, w, 1)
         rows, new_keys = [], []
         total = 2 * w + 2 * w * w + w
-        for k, s in ((k, s) for k in range(self.tries) for s in range(len(self.settings))):
+        for k, s in ((k, s) for k in range(self.tries) for s in range(len(self.settings_))):
             state, masks = _row(batch, keys.index(("dense", k, s)))
             trained = [v * m for v, m in zip(state["weights"], masks)]
             for method in later:

@@ -14,6 +14,8 @@ import math
 
 import torch
 
+from icml24._random import RandomState, torch_generator
+
 from .criteria import _mask_gradients, keep_top
 from .masked_mlp import BatchedMaskedMLP
 
@@ -73,15 +75,17 @@ class RigL:
     """``on_step`` callback for ``train_batched`` that trains networks ``networks`` (indices into the batch; all by
     default) with RigL at ``nnz`` weights each. At step 0 each network gets a random ERK mask inside its current
     mask (its support: padding stays out); then every ``delta`` steps before ``end_fraction`` of the run, a
-    drop-and-grow update with the dense gradient of the step's minibatch. ``generator`` draws the initial masks."""
+    drop-and-grow update with the dense gradient of the step's minibatch. ``random_state`` draws the initial masks
+    (``icml24._random.torch_generator``, at each run's step 0: a torch Generator is drawn from as is, advancing it;
+    an int seeds a fresh one, so every run the callback serves starts from the same masks)."""
 
     def __init__(self, nnz: int, networks: list[int] | None = None, delta: int = 100, alpha: float = 0.3,
-                 end_fraction: float = 0.75, generator: torch.Generator | None = None):
+                 end_fraction: float = 0.75, random_state: RandomState = None):
         if delta < 1 or not 0 < alpha <= 1 or not 0 < end_fraction <= 1 or nnz < 1:
             raise ValueError(f"need nnz >= 1, delta >= 1, alpha in (0, 1], end_fraction in (0, 1]; got nnz={nnz}, "
                              f"delta={delta}, alpha={alpha}, end_fraction={end_fraction}")
         self.nnz, self.networks, self.delta = int(nnz), networks, int(delta)
-        self.alpha, self.end_fraction, self.generator = float(alpha), float(end_fraction), generator
+        self.alpha, self.end_fraction, self.random_state = float(alpha), float(end_fraction), random_state
         self.updates_ = 0
 
     def _idx(self, model: BatchedMaskedMLP) -> torch.Tensor:
@@ -89,13 +93,14 @@ class RigL:
 
     def _start(self, model: BatchedMaskedMLP, idx: torch.Tensor) -> list[torch.Tensor]:
         """Random ERK masks [len(idx), out, in] inside each network's support."""
+        generator = torch_generator(self.random_state)
         self.support_ = [m[idx].clone() for m in model.masks]
         counts = []
         for k in range(len(idx)):
             shapes = [(int((s[k].sum(1) > 0).sum()), int((s[k].sum(0) > 0).sum())) for s in self.support_]
             counts.append(erk_counts(shapes, self.nnz))
         counts = torch.tensor(counts)  # [networks, layers]
-        return [keep_top([torch.rand(s.shape, generator=self.generator)], counts[:, l], [s])[0]
+        return [keep_top([torch.rand(s.shape, generator=generator)], counts[:, l], [s])[0]
                 for l, s in enumerate(self.support_)]
 
     def __call__(self, model: BatchedMaskedMLP, step: int, total: int, batch=None, optimizer=None, **_) -> None:

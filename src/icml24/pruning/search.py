@@ -11,16 +11,23 @@ from __future__ import annotations
 import math
 from itertools import product
 
+import numpy as np
 import torch
 
-from icml24._validation import FittedAttributes, check_positive
+from icml24._estimator import Estimator
+from icml24._random import RandomState, torch_generator
+from icml24._validation import FittedAttributes, check_positive, check_positive_int
 
-from .masked_mlp import BatchedMaskedMLP, check_data, train_batched
+from .masked_mlp import BatchedMaskedMLP, check_data, lr_at, train_batched
 from .masks import count_eligible, eligible_masks
 
 
 def _recipe(epochs, batch_size, lr, schedule):
     return {"epochs": epochs, "batch_size": batch_size, "lr": lr, "schedule": schedule}
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def neuron_masks(widths: tuple[int, int, int], max_width: int, num_in: int = 2) -> list[torch.Tensor]:
@@ -37,21 +44,24 @@ def neuron_masks(widths: tuple[int, int, int], max_width: int, num_in: int = 2) 
 
 def minimal_widths(x: torch.Tensor, y: torch.Tensor, target: float, grid: list[int], max_width: int = 16,
                    epochs: int = 50, batch_size: int = 128, lr: float = 0.1, schedule: str = "cosine",
-                   inits: int = 1, generator: torch.Generator | None = None) -> dict:
+                   inits: int = 1, random_state: RandomState = None) -> dict:
     """Phase 1: train the neuron-masked width-``max_width`` networks for every (d1, d2, d3) in grid^3 at once.
 
     Returns ``{"widths": best (d1, d2, d3) or None, "accuracy": {widths: best accuracy over inits}}``; the best
-    widths reach ``target`` with the fewest dense weights (ties: smaller d1 + d2 + d3)."""
+    widths reach ``target`` with the fewest dense weights (ties: smaller d1 + d2 + d3). ``random_state``
+    (``icml24._random.torch_generator``: an int seeds one torch Generator, one is used as is) draws the
+    initialisations, then the minibatch order."""
     if not grid or any(not 1 <= int(g) <= max_width for g in grid):
         raise ValueError(f"grid must list widths in [1, max_width={max_width}], got {list(grid)}")
     if not math.isfinite(target) or inits < 1:
         raise ValueError(f"target must be a finite accuracy and inits >= 1, got {target}, {inits}")
     check_data(x, y, 2)
+    generator = torch_generator(random_state)
     combos = list(product(grid, repeat=3))
     layered = [neuron_masks(c, max_width) for c in combos for _ in range(inits)]
     masks = [torch.stack([m[l] for m in layered]) for l in range(4)]
-    model = BatchedMaskedMLP((2, max_width, max_width, max_width, 1), len(layered), masks, generator=generator)
-    train_batched(model, x, y, generator=generator, **_recipe(epochs, batch_size, lr, schedule))
+    model = BatchedMaskedMLP((2, max_width, max_width, max_width, 1), len(layered), masks, random_state=generator)
+    train_batched(model, x, y, random_state=generator, **_recipe(epochs, batch_size, lr, schedule))
     acc = model.accuracy(x, y).view(len(combos), inits).max(1).values
     table = {c: float(a) for c, a in zip(combos, acc)}
     ok = [c for c in combos if table[c] >= target]
@@ -89,7 +99,7 @@ def search_space_size(widths: tuple[int, int, int]) -> int:
     return total
 
 
-class CombinatorialSearch(FittedAttributes):
+class CombinatorialSearch(FittedAttributes, Estimator):
     """Phase 2 of the search: the smallest total nonzero count (classifier included) whose best eligible mask
     reaches ``target`` training accuracy at widths (d1, d2, d3).
 
@@ -104,36 +114,48 @@ class CombinatorialSearch(FittedAttributes):
     accuracies of every mask tried}. ``max_masks_per_nnz`` trains a random subset of each level (a budget cut,
     not the paper's exhaustive search). ``levels_per_run`` consecutive nonzero levels train in one batched run
     (cheaper per mask on a CPU; the answer is the same, more masks are trained past the first success).
+
+    The parameters are stored as given (scikit-learn's estimator contract: ``clone``, ``get_params``/``set_params``)
+    and checked at the start of :meth:`fit`, before any mask is enumerated or trained.
     """
 
     def __init__(self, widths: tuple[int, int, int] = (3, 3, 3), target: float = 0.95, init_width: int = 16,
                  epochs: int = 50, batch_size: int = 128, lr: float = 0.1, schedule: str = "cosine",
                  inits: int = 1, chunk: int = 4096, max_nnz: int | None = None, max_masks_per_nnz: int | None = None,
                  levels_per_run: int = 1):
-        self.widths, self.target, self.init_width = tuple(int(w) for w in widths), float(target), int(init_width)
-        self.epochs, self.batch_size, self.lr, self.schedule = int(epochs), int(batch_size), float(lr), schedule
-        self.inits, self.chunk, self.max_nnz = int(inits), int(chunk), max_nnz
-        self.max_masks_per_nnz, self.levels_per_run = max_masks_per_nnz, int(levels_per_run)
-        if len(self.widths) != 3 or min(self.widths) < 1 or max(self.widths) > self.init_width:
-            raise ValueError(f"widths must be 3 sizes in [1, init_width={self.init_width}], got {widths}")
-        if not 0 < self.target <= 1:
-            raise ValueError(f"target is an accuracy in (0, 1], got {target}")
-        check_positive("lr", self.lr)
-        for name in ("epochs", "batch_size", "inits", "chunk", "levels_per_run"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        self.widths, self.target, self.init_width = widths, target, init_width
+        self.epochs, self.batch_size, self.lr, self.schedule = epochs, batch_size, lr, schedule
+        self.inits, self.chunk, self.max_nnz = inits, chunk, max_nnz
+        self.max_masks_per_nnz, self.levels_per_run = max_masks_per_nnz, levels_per_run
+
+    def _check_params(self) -> None:
+        """Check the parameters, at the start of fit (``__init__`` stores them as given)."""
+        for name in ("init_width", "epochs", "batch_size", "inits", "chunk", "levels_per_run"):
+            check_positive_int(name, getattr(self, name))
         for name in ("max_nnz", "max_masks_per_nnz"):
-            if getattr(self, name) is not None and int(getattr(self, name)) < 1:
-                raise ValueError(f"{name} must be >= 1 or None (no bound), got {getattr(self, name)}")
+            value = getattr(self, name)
+            if value is not None and (not _is_int(value) or value < 1):
+                raise ValueError(f"{name} must be an integer >= 1 or None (no bound), got {value!r}")
+        widths = self.widths
+        if (isinstance(widths, str) or not hasattr(widths, "__len__") or len(widths) != 3
+                or not all(_is_int(w) and 1 <= w <= self.init_width for w in widths)):
+            raise ValueError(f"widths must be 3 integer sizes in [1, init_width={self.init_width}], got {widths!r}")
+        target = self.target
+        if isinstance(target, bool) or not isinstance(target, (int, float, np.number)) or not 0 < target <= 1:
+            raise ValueError(f"target is an accuracy in (0, 1], got {target!r}")  # also refuses NaN
+        if isinstance(self.lr, bool) or not isinstance(self.lr, (int, float, np.number)):
+            raise ValueError(f"lr must be a number > 0, got {self.lr!r}")
+        check_positive("lr", self.lr)
+        lr_at(0, 1, 1.0, self.schedule)  # an unknown schedule fails here
 
     def _train(self, masks, x, y, generator) -> tuple[torch.Tensor, dict]:
         d = (2, *self.widths, 1)
         init = (2, self.init_width, self.init_width, self.init_width, 1)
         clf = torch.ones(len(masks[0]), 1, d[3])
-        model = BatchedMaskedMLP(d, len(masks[0]), None, init_widths=init, generator=generator)
+        model = BatchedMaskedMLP(d, len(masks[0]), None, init_widths=init, random_state=generator)
         state = model.snapshot()  # the dense initialisation, before masking
         model.set_masks([*masks, clf])
-        train_batched(model, x, y, generator=generator,
+        train_batched(model, x, y, random_state=generator,
                       **_recipe(self.epochs, self.batch_size, self.lr, self.schedule))
         return model.accuracy(x, y), state
 
@@ -163,9 +185,15 @@ class CombinatorialSearch(FittedAttributes):
         net.load_snapshot({k: [v[row:row + 1] for v in states[chunk][k]] for k in ("weights", "biases")})
         return net
 
-    def fit(self, x: torch.Tensor, y: torch.Tensor, generator: torch.Generator | None = None,
+    def fit(self, x: torch.Tensor, y: torch.Tensor, random_state: RandomState = None,
             progress=None) -> CombinatorialSearch:
+        """Sweep the nonzero levels upward on (x, y) until a mask reaches ``target``. ``random_state``
+        (``icml24._random.torch_generator``: an int seeds one torch Generator, one is used as is) draws the masks
+        kept under ``max_masks_per_nnz``, the initialisations and the minibatch order; ``progress(nnz, masks,
+        best accuracy)`` is called after each level."""
+        self._check_params()
         check_data(x, y, 2)
+        generator = torch_generator(random_state)
         d = (2, *self.widths)
         lo = sum(max(d[l], d[l + 1]) for l in range(3))
         hi = sum(d[l] * d[l + 1] for l in range(3))

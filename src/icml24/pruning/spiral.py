@@ -12,6 +12,8 @@ import math
 import numpy as np
 import torch
 
+from icml24._random import RandomState, torch_generator
+
 
 def spiral_vertices(num_vertices: int = 17, offset: float = 15.0) -> tuple[np.ndarray, np.ndarray]:
     """The two arms' vertices, shifted together into the positive quadrant: arrays [num_vertices, 2]."""
@@ -35,12 +37,13 @@ def _points_along(vertices: np.ndarray, num_points: int) -> np.ndarray:
     return np.concatenate(pieces)
 
 
-def cubist_spiral(num_points: int = 50_000, seed: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def cubist_spiral(num_points: int = 50_000, random_state: RandomState = None) -> tuple[torch.Tensor, torch.Tensor]:
     """The Cubist Spiral: ``(x, y)`` with x float32 [n, 2] standardised per coordinate and y float32 [n, 1] in {0, 1}.
 
     ``num_points`` is the paper's sample size (50,000 gives 24,991 points per class); smaller values give the same
-    curve, sampled more coarsely. The construction is deterministic; ``seed`` only shuffles the row order
-    (``None`` keeps class 0 first, as the official code does).
+    curve, sampled more coarsely. The construction is deterministic; ``random_state`` only shuffles the row order
+    (``icml24._random.torch_generator``; an int gives the stream of ``torch.Generator().manual_seed(int)``).
+    ``None`` here keeps the official order, class 0 first, not a fresh shuffle: the data set has no randomness.
     """
     if not (isinstance(num_points, (int, np.integer)) and num_points >= 64):
         raise ValueError(f"num_points must be an integer >= 64 so every segment gets points, got {num_points!r}")
@@ -49,20 +52,23 @@ def cubist_spiral(num_points: int = 50_000, seed: int | None = None) -> tuple[to
     x = torch.from_numpy(np.concatenate([x0, x1])).float()
     x = (x - x.mean(0, keepdim=True)) / x.std(0, keepdim=True)  # standardise each coordinate
     y = torch.cat([torch.zeros(len(x0)), torch.ones(len(x1))]).unsqueeze(1)
-    if seed is not None:
-        order = torch.randperm(len(x), generator=torch.Generator().manual_seed(int(seed)))
+    if random_state is not None:
+        order = torch.randperm(len(x), generator=torch_generator(random_state))
         x, y = x[order], y[order]
     return x, y
 
 
 def spiral_validation(num_points: int = 50_000, num_validation: int = 2_000,
-                      generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                      random_state: RandomState = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Validation points for choosing training settings: ``num_validation`` points at uniformly random positions
     along the same two arms (almost surely none of the training grid's), in the coordinates of
     ``cubist_spiral(num_points)`` (its mean and standard deviation), half per class. Not part of the paper, which
-    has no split; a setting chosen here is never chosen on the points its accuracy is reported on."""
+    has no split; a setting chosen here is never chosen on the points its accuracy is reported on.
+    ``random_state`` (``icml24._random.torch_generator``: an int seeds a torch Generator, one is used as is) draws
+    the positions."""
     if num_points < 64 or num_validation < 2:
         raise ValueError(f"num_points must be >= 64 and num_validation >= 2, got {num_points}, {num_validation}")
+    generator = torch_generator(random_state)
     arm_0, arm_1 = spiral_vertices()
     x0, x1 = _points_along(arm_0, num_points), _points_along(arm_1, num_points)
     train = np.concatenate([x0, x1])
