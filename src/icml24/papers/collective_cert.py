@@ -253,7 +253,7 @@ def own_smoothing(ctx, dataset: str = "citeseer", model: str = "gcn", p_e: float
     rho_5 = int(round(injected_fraction * n))
     rho_list = sorted(set(budgets) | {rho_5})
     smoother = NodeAwareSmoothing(p_e=p_e, p_n=p_n, model=model, epochs=epochs, patience=patience,
-                                  num_samples=num_samples, alpha=ALPHA, seed=ctx.child_seed("smoothing"),
+                                  num_samples=num_samples, alpha=ALPHA, random_state=ctx.child_seed("smoothing"),
                                   normalization=normalization)
     start = time.perf_counter()
     smoother.fit(data, train, val)
@@ -349,9 +349,9 @@ def _star_regression(ctx, samples: int, p_e: float = 0.01, p_n: float = 0.01, nu
             model.bias1[:] = torch.tensor([-0.05, -threshold])
             model.lin2.weight[:] = torch.tensor([[0.0, 0.0], [1.0, -200.0]])
             model.lin2.bias[:] = torch.tensor([0.0, -1e-4])
-        clean = smoothed_votes(model, x, edges, p_e, p_n, samples, 2, generator=ctx.torch_generator("star", "clean"))
+        clean = smoothed_votes(model, x, edges, p_e, p_n, samples, 2, random_state=ctx.torch_generator("star", "clean"))
         after = smoothed_votes(model, x, attacked, p_e, p_n, samples, 2,
-                               generator=ctx.torch_generator("star", "attacked"))
+                               random_state=ctx.torch_generator("star", "attacked"))
         order, count_a, count_b = top_two(clean.numpy()[leaves])
         after = after.numpy()[leaves]
         flipped = after[np.arange(num_mids), order[:, 0]] <= after[np.arange(num_mids), order[:, 1]]

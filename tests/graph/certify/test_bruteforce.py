@@ -263,8 +263,8 @@ def test_regression_hub_mid_leaf_star():
     flips = {}
     for normalization in ("sym", "row"):
         model = degree_reading_gcn(normalization)
-        clean = smoothed_votes(model, x, edges, p_e, p_n, samples, 2, generator=torch.Generator().manual_seed(0))
-        after = smoothed_votes(model, x, attacked, p_e, p_n, samples, 2, generator=torch.Generator().manual_seed(1))
+        clean = smoothed_votes(model, x, edges, p_e, p_n, samples, 2, random_state=torch.Generator().manual_seed(0))
+        after = smoothed_votes(model, x, attacked, p_e, p_n, samples, 2, random_state=torch.Generator().manual_seed(1))
         order, count_a, count_b = top_two(clean.numpy()[leaves])
         assert (order[:, 0] == 0).all()
         after = after.numpy()[leaves]

@@ -93,12 +93,13 @@ def test_node_aware_smoothing_fit_votes(model):
     x, edge_index, num_classes = small_graph(2, n=40)
     y = torch.arange(40) % num_classes
     data = Data(x=x + torch.nn.functional.one_hot(y, 12)[:, :12].float(), edge_index=edge_index, y=y)
-    smoother = NodeAwareSmoothing(p_e=0.5, p_n=0.5, model=model, epochs=40, num_samples=200, batch_size=64, seed=0)
+    kwargs = {"p_e": 0.5, "p_n": 0.5, "model": model, "epochs": 40, "num_samples": 200, "batch_size": 64}
+    smoother = NodeAwareSmoothing(**kwargs, random_state=0)
     state = torch.get_rng_state()
     smoother.fit(data, np.arange(0, 15), np.arange(15, 25))
     counts = smoother.votes(data)
     assert torch.equal(torch.get_rng_state(), state)  # the seed drives a generator, never the global RNG
-    again = NodeAwareSmoothing(p_e=0.5, p_n=0.5, model=model, epochs=40, num_samples=200, batch_size=64, seed=0)
+    again = NodeAwareSmoothing(**kwargs, random_state=0)
     np.testing.assert_array_equal(again.fit(data, np.arange(0, 15), np.arange(15, 25)).votes(data), counts)
     assert counts.shape == (40, num_classes) and (counts.sum(1) == 200).all()
     top2, count_top, count_runner_up = top_two(counts)
@@ -110,3 +111,25 @@ def test_node_aware_smoothing_fit_votes(model):
         NodeAwareSmoothing().votes(data)
     with pytest.raises(NotFittedError):
         NodeAwareSmoothing().bounds()
+
+
+def test_random_state_is_the_one_seed_argument():
+    """Issue #46: an int draws what ``torch.Generator().manual_seed(int)`` drew; Generators and None are accepted."""
+    from torch_geometric.data import Data
+
+    x, edge_index, num_classes = small_graph(1)
+    torch.manual_seed(0)
+    model = GCN(x.shape[1], num_classes, hidden_channels=8).eval()
+    by_int = smoothed_votes(model, x, edge_index, 0.5, 0.3, 80, num_classes, 32, 3)
+    assert torch.equal(by_int, smoothed_votes(model, x, edge_index, 0.5, 0.3, 80, num_classes, 32,
+                                              torch.Generator().manual_seed(3)))
+    assert not torch.equal(by_int, smoothed_votes(model, x, edge_index, 0.5, 0.3, 80, num_classes, 32, 4))
+    assert (smoothed_votes(model, x, edge_index, 0.5, 0.3, 80, num_classes, 32).sum(1) == 80).all()  # fresh
+    with pytest.raises(ValueError, match="random_state"):
+        smoothed_votes(model, x, edge_index, 0.5, 0.3, 80, num_classes, 32, -1)
+    y = torch.arange(x.shape[0]) % num_classes
+    data = Data(x=x, edge_index=edge_index, y=y)
+    smoother = NodeAwareSmoothing(p_e=0.5, p_n=0.5, epochs=3, num_samples=50, random_state=np.random.default_rng(0))
+    smoother.fit(data, np.arange(10), np.arange(10, 20))
+    np.testing.assert_array_equal(smoother.votes(data), smoother.votes(data))  # the votes' stream is fixed at fit
+    assert "random_state=" in repr(smoother)

@@ -19,7 +19,7 @@ from scipy import stats
 from torch import Tensor, nn
 
 from ..._estimator import Estimator
-from ..._random import spawn, torch_generator
+from ..._random import RandomState, spawn, torch_generator
 from ..._validation import check_fitted
 from ..nn import GAT, GCN
 from ..operators import sparse_features
@@ -58,11 +58,13 @@ def undirected_edges(edge_index: Tensor) -> Tensor:
 
 
 def sample_kept_edges(edges: Tensor, num_nodes: int, p_e: float, p_n: float, num_samples: int,
-                      generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
+                      random_state: RandomState = None) -> tuple[Tensor, Tensor]:
     """Draw ``num_samples`` perturbations; return the kept edges as ``(sample_id [K], edge_id [K])``.
 
     An undirected edge survives iff it is not deleted (prob ``1 - p_e``) and neither endpoint is (``1 - p_n`` each).
+    ``random_state`` (:func:`icml24._random.torch_generator`): pass one torch Generator to draw successive batches.
     """
+    generator = torch_generator(random_state)
     keep_edge = torch.rand(num_samples, edges.shape[1], generator=generator) >= p_e
     keep_node = torch.rand(num_samples, num_nodes, generator=generator) >= p_n
     sample_id, edge_id = keep_edge.nonzero(as_tuple=True)
@@ -71,10 +73,11 @@ def sample_kept_edges(edges: Tensor, num_nodes: int, p_e: float, p_n: float, num
 
 
 def perturb(edge_index: Tensor, num_nodes: int, p_e: float, p_n: float,
-            generator: torch.Generator | None = None) -> Tensor:
-    """One sample of ``φ(G)``: the kept edges in both directions, ``[2, 2K]``."""
+            random_state: RandomState = None) -> Tensor:
+    """One sample of ``φ(G)``: the kept edges in both directions, ``[2, 2K]`` (``random_state`` as in
+    :func:`sample_kept_edges`)."""
     edges = undirected_edges(edge_index)
-    _, edge_id = sample_kept_edges(edges, num_nodes, p_e, p_n, 1, generator)
+    _, edge_id = sample_kept_edges(edges, num_nodes, p_e, p_n, 1, random_state)
     kept = edges[:, edge_id]
     return torch.cat([kept, kept.flip(0)], dim=1)
 
@@ -82,7 +85,7 @@ def perturb(edge_index: Tensor, num_nodes: int, p_e: float, p_n: float,
 @torch.no_grad()
 def smoothed_votes(model: nn.Module, x: Tensor, edge_index: Tensor, p_e: float, p_n: float, num_samples: int,
                    num_classes: int | None = None, batch_size: int = 1000,
-                   generator: torch.Generator | None = None) -> Tensor:
+                   random_state: RandomState = None) -> Tensor:
     """Monte Carlo votes ``counts[v, c] = #{samples: f(φ(G))_v = c}`` of the node-aware bi-smoothed ``model``.
 
     Args:
@@ -94,7 +97,9 @@ def smoothed_votes(model: nn.Module, x: Tensor, edge_index: Tensor, p_e: float, 
         num_samples (int): Monte Carlo samples N.
         num_classes (int, optional): defaults to the model's output width.
         batch_size (int, default 1000): perturbed graphs evaluated in one forward pass.
-        generator (torch.Generator, optional): randomness source.
+        random_state (None, int, torch or numpy Generator): the samples' randomness
+            (:func:`icml24._random.torch_generator`; an int ``s`` draws what ``torch.Generator().manual_seed(s)``
+            does, None fresh entropy).
 
     Returns:
         LongTensor ``[num_nodes, num_classes]`` whose rows sum to ``num_samples``.
@@ -105,6 +110,7 @@ def smoothed_votes(model: nn.Module, x: Tensor, edge_index: Tensor, p_e: float, 
         raise ValueError("num_samples and batch_size must be positive")
     was_training = model.training
     model.eval()
+    generator = torch_generator(random_state)
     num_nodes = x.shape[0]
     has_encode = hasattr(model, "encode") and hasattr(model, "propagate")
     base = model.encode(x) if has_encode else x
@@ -149,20 +155,22 @@ def top_two(counts: Tensor | np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
 def train_under_smoothing(model: nn.Module, x: Tensor, edge_index: Tensor, y: Tensor, train_idx, val_idx,
                           p_e: float, p_n: float, epochs: int = 1000, lr: float = 1e-3, weight_decay: float = 1e-3,
                           patience: int = 30, eval_every: int = 10,
-                          generator: torch.Generator | None = None) -> dict[str, float]:
+                          random_state: RandomState = None) -> dict[str, float]:
     """Train ``model`` on a fresh perturbed graph ``φ(G)`` every epoch (Adam, cross-entropy on ``train_idx``).
 
     Every ``eval_every`` epochs the accuracy on ``val_idx`` under one perturbed graph is measured; the best
     state is kept and training stops after ``patience`` evaluations without improvement (as the official code).
-    The parameters are redrawn from ``generator`` first (see :func:`~icml24.graph.training.fit_node_classifier`).
+    The parameters are redrawn from ``random_state`` first (one torch Generator drives initialization, dropout
+    and the perturbed graphs; see :func:`~icml24.graph.training.fit_node_classifier`).
     Returns ``{"epochs": ..., "best_val_acc": ...}``.
     """
     from torch_geometric.data import Data
 
     num_nodes = x.shape[0]
-    fit = fit_node_classifier(
-        model, Data(x=x, edge_index=edge_index, y=y), epochs=epochs, lr=lr, weight_decay=weight_decay,
-        patience=patience, generator=generator, train=train_idx, val=val_idx, eval_every=eval_every,
+    generator = torch_generator(random_state)
+    fit = fit_node_classifier(  # the generator by position (the training loop's own parameter name)
+        model, Data(x=x, edge_index=edge_index, y=y), epochs, lr, weight_decay, patience, generator,
+        train=train_idx, val=val_idx, eval_every=eval_every,
         perturb=lambda graph, gen: perturb(graph, num_nodes, p_e, p_n, gen))
     return {"epochs": float(fit.epochs), "best_val_acc": fit.val_acc}
 
@@ -201,18 +209,20 @@ class NodeAwareSmoothing(Estimator):
         num_samples (int, default 100_000): Monte Carlo samples N.
         batch_size (int, default 1000): perturbed graphs per forward pass.
         alpha (float, default 2 * 0.01 / 7): Clopper–Pearson level (the official value).
-        seed (int, default 0): seeds initialisation and training noise; the Monte Carlo votes draw from an
-            independent child stream (``SeedSequence.spawn``). Torch's global generator is left untouched.
+        random_state (None, int or Generator, default 0): seeds initialisation and training noise
+            (:func:`icml24._random.torch_generator`); the Monte Carlo votes draw from an independent child stream
+            (:func:`icml24._random.spawn`). Torch's global generator is left untouched.
     """
 
     def __init__(self, p_e: float = 0.9, p_n: float = 0.8, model: str = "gcn", hidden_channels: int = 64,
                  dropout: float = 0.5, epochs: int = 1000, lr: float = 1e-3, weight_decay: float = 1e-3,
                  patience: int = 30, num_samples: int = 100_000, batch_size: int = 1000,
-                 alpha: float = 2 * 0.01 / 7, seed: int = 0, normalization: str = "sym"):
+                 alpha: float = 2 * 0.01 / 7, random_state: RandomState = 0, normalization: str = "sym"):
         self.p_e, self.p_n, self.model, self.normalization = p_e, p_n, model, normalization
         self.hidden_channels, self.dropout = hidden_channels, dropout
         self.epochs, self.lr, self.weight_decay, self.patience = epochs, lr, weight_decay, patience
-        self.num_samples, self.batch_size, self.alpha, self.seed = num_samples, batch_size, alpha, seed
+        self.num_samples, self.batch_size, self.alpha = num_samples, batch_size, alpha
+        self.random_state = random_state
 
     def fit(self, data, train_idx, val_idx) -> NodeAwareSmoothing:
         """Train the base model on ``data`` (``x``, ``edge_index``, ``y``) under the smoothing noise."""
@@ -220,13 +230,15 @@ class NodeAwareSmoothing(Estimator):
             if getattr(data, name, None) is None:
                 raise ValueError(f"data needs a '{name}' attribute (a torch_geometric Data with x, edge_index, y)")
         num_classes = int(data.y.max()) + 1
-        generator = torch_generator(self.seed)
+        # the training stream, and the votes' own (independent) stream fixed now so that votes() is repeatable
+        training_stream = torch_generator(self.random_state)
+        self.votes_seed_ = int(spawn(self.random_state, 1)[0].integers(0, 2**63 - 1, dtype=np.int64))
         with forked_rng():  # building the model must not advance torch's global generator; fit redraws it
             self.model_ = _base_model(self.model, data.x.shape[1], num_classes, self.hidden_channels, self.dropout,
                                       self.normalization)
         self.training_ = train_under_smoothing(
             self.model_, sparse_features(data.x), data.edge_index, data.y, train_idx, val_idx, self.p_e, self.p_n,
-            self.epochs, self.lr, self.weight_decay, self.patience, generator=generator)
+            self.epochs, self.lr, self.weight_decay, self.patience, random_state=training_stream)
         self.num_classes_ = num_classes
         return self
 
@@ -235,7 +247,7 @@ class NodeAwareSmoothing(Estimator):
         check_fitted(self, "model_")
         counts = smoothed_votes(self.model_, sparse_features(data.x), data.edge_index, self.p_e, self.p_n,
                                 self.num_samples, self.num_classes_, self.batch_size,
-                                torch_generator(spawn(self.seed, 1)[0]))  # the votes' own stream
+                                random_state=self.votes_seed_)
         self.counts_ = counts.numpy()
         return self.counts_
 
@@ -256,4 +268,4 @@ class NodeAwareSmoothing(Estimator):
     def __repr__(self) -> str:
         return (f"NodeAwareSmoothing(p_e={self.p_e}, p_n={self.p_n}, model={self.model!r}, "
                 f"normalization={self.normalization!r}, "
-                f"num_samples={self.num_samples}, alpha={self.alpha:.6g}, seed={self.seed})")
+                f"num_samples={self.num_samples}, alpha={self.alpha:.6g}, random_state={self.random_state!r})")
