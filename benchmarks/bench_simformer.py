@@ -45,12 +45,12 @@ def main() -> int:
     for label, kwargs in [("EM 100 steps", {"method": "sde", "num_steps": 100})] + \
             [(f"ODE RK45 tol {tol:g}", {"method": "ode_adaptive", "tolerance": tol}) for tol in args.tolerances]:
         start = time.perf_counter()
-        samples = model.sample_posterior(args.samples, x_o, generator=torch.Generator().manual_seed(1), **kwargs)
+        samples = model.sample_posterior(args.samples, x_o, random_state=1, **kwargs)
         points.append((label, model.score_evaluations_, time.perf_counter() - start, c2st(samples, reference)))
 
-    npe = NPE(task.prior(), seed=0).append_simulations(theta, x).train()
+    npe = NPE(task.prior(), random_state=0).append_simulations(theta, x).train()
     start = time.perf_counter()
-    npe_samples = npe.sample_posterior(args.samples, x_o, generator=torch.Generator().manual_seed(1))
+    npe_samples = npe.sample_posterior(args.samples, x_o, random_state=1)
     npe_seconds, npe_c2st = time.perf_counter() - start, c2st(npe_samples, reference)
 
     _, em_evals, em_seconds, em_c2st = points[0]

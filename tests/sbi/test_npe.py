@@ -14,7 +14,7 @@ from icml24.sbi import NPE, get_task  # noqa: E402
 def _fit(seed=0, epochs=1):
     task = get_task("gaussian_linear")
     joint = task.simulate_joint(300, torch.Generator().manual_seed(0))
-    npe = NPE(task.prior(), hidden_features=8, num_transforms=1, num_bins=4, seed=seed)
+    npe = NPE(task.prior(), hidden_features=8, num_transforms=1, num_bins=4, random_state=seed)
     return task, npe.append_simulations(joint[:, :10], joint[:, 10:]).train(max_epochs=epochs, batch_size=100)
 
 
@@ -24,8 +24,8 @@ def test_same_seed_same_samples_and_the_global_generator_is_left_alone():
     task, first = _fit()
     _, second = _fit()
     x_o = task.observation(1)
-    a = first.sample_posterior(6, x_o, generator=torch.Generator().manual_seed(1))
-    b = second.sample_posterior(6, x_o, generator=torch.Generator().manual_seed(1))
+    a = first.sample_posterior(6, x_o, random_state=1)
+    b = second.sample_posterior(6, x_o, random_state=1)
     assert a.shape == (6, 10) and torch.equal(a, b)
     assert first.epochs_ >= 1 and first.seconds_ > 0 and "NPE(" in repr(first)
     assert torch.equal(state, torch.get_rng_state())

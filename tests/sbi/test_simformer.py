@@ -14,7 +14,7 @@ TINY = dict(num_layers=1, num_heads=2, head_dim=4, id_dim=4, value_dim=4, condit
 def _trained(graph_kind="undirected", steps=3):
     task = gaussian_linear(2)
     joint = task.simulate_joint(200, torch.Generator().manual_seed(0))
-    model = Simformer(4, graph=task.graph, graph_kind=graph_kind, seed=0, **TINY)
+    model = Simformer(4, graph=task.graph, graph_kind=graph_kind, random_state=0, **TINY)
     return task, model.append_simulations(joint[:, :2], joint[:, 2:]).train(max_steps=steps, batch_size=32)
 
 
@@ -22,7 +22,7 @@ def _trained(graph_kind="undirected", steps=3):
 def test_train_and_sample_keep_conditioned_entries(graph_kind):
     task, model = _trained(graph_kind)
     assert model.steps_trained_ == 3 and all(np.isfinite(model.loss_history_))
-    samples = model.sample(7, condition={2: 0.3, 3: -0.1}, num_steps=5, generator=torch.Generator().manual_seed(1))
+    samples = model.sample(7, condition={2: 0.3, 3: -0.1}, num_steps=5, random_state=1)
     assert samples.shape == (7, 4)
     assert torch.all(samples[:, 2] == 0.3) and torch.all(samples[:, 3] == torch.tensor(-0.1))
     assert torch.isfinite(samples).all()
@@ -68,10 +68,9 @@ def test_learned_posterior_of_a_linear_gaussian_is_close_to_closed_form():
     try:
         task = gaussian_linear(1)
         joint = task.simulate_joint(2000, torch.Generator().manual_seed(0))
-        model = Simformer(graph=task.graph, num_layers=2, seed=0).append_simulations(joint[:, :1], joint[:, 1:])
-        model.train(max_steps=1500, batch_size=256)
-        samples = model.sample_posterior(1000, torch.tensor([0.4]), num_steps=50,
-                                         generator=torch.Generator().manual_seed(1))
+        model = Simformer(graph=task.graph, num_layers=2, random_state=0)
+        model.append_simulations(joint[:, :1], joint[:, 1:]).train(max_steps=1500, batch_size=256)
+        samples = model.sample_posterior(1000, torch.tensor([0.4]), num_steps=50, random_state=1)
     finally:
         torch.set_num_threads(threads)
     assert abs(float(samples.mean()) - 0.2) < 0.06
@@ -128,7 +127,7 @@ def test_training_and_sampling_never_touch_the_global_generator():
     default_stream = first.sample(4, condition={2: 0.1}, num_steps=2)
     assert torch.equal(state, torch.get_rng_state())
     _, second = _trained(steps=2)
-    assert torch.equal(second.sample(4, condition={2: 0.1}, num_steps=2), default_stream)  # seeded by `seed`
+    assert torch.equal(second.sample(4, condition={2: 0.1}, num_steps=2), default_stream)  # seeded by `random_state`
     assert not torch.equal(first.sample(4, condition={2: 0.1}, num_steps=2), default_stream)  # the stream goes on
     assert torch.equal(state, torch.get_rng_state())
 
@@ -137,10 +136,10 @@ def test_support_rejects_samples_outside_a_box_and_reports_the_rate():
     task = gaussian_linear(2)
     joint = task.simulate_joint(200, torch.Generator().manual_seed(0))
     inf = float("inf")
-    model = Simformer(4, graph=task.graph, seed=0, support=([-0.5, -inf, -inf, -inf], [0.5, inf, inf, inf]), **TINY)
+    model = Simformer(4, graph=task.graph, random_state=0, support=([-0.5, -inf, -inf, -inf], [0.5, inf, inf, inf]),
+                      **TINY)
     model.append_simulations(joint[:, :2], joint[:, 2:]).train(max_steps=3, batch_size=32)
-    samples = model.sample_posterior(50, torch.tensor([0.1, 0.2]), num_steps=3,
-                                     generator=torch.Generator().manual_seed(0))
+    samples = model.sample_posterior(50, torch.tensor([0.1, 0.2]), num_steps=3, random_state=0)
     assert samples.shape == (50, 2) and bool((samples[:, 0].abs() <= 0.5).all())
     assert 0.0 < model.rejection_rate_ < 1.0  # a 3-step network puts some mass outside |theta_0| <= 0.5
     with pytest.raises(ValueError, match="support"):
@@ -167,10 +166,10 @@ def test_two_seeds_land_close_under_the_robust_stopping_rule():
         joint = task.simulate_joint(2000, torch.Generator().manual_seed(0))
         runs = []
         for seed in (0, 1):
-            model = Simformer(graph=task.graph, num_layers=2, seed=seed).append_simulations(joint[:, :1], joint[:, 1:])
+            model = Simformer(graph=task.graph, num_layers=2, random_state=seed)
+            model.append_simulations(joint[:, :1], joint[:, 1:])
             model.train(max_steps=800, batch_size=256, validation_every=20)
-            samples = model.sample_posterior(1000, torch.tensor([0.4]), num_steps=50,
-                                             generator=torch.Generator().manual_seed(1))
+            samples = model.sample_posterior(1000, torch.tensor([0.4]), num_steps=50, random_state=1)
             runs.append((model.steps_trained_, float(samples.mean()), float(samples.std())))
     finally:
         torch.set_num_threads(threads)
@@ -197,10 +196,10 @@ def test_a_trained_nonlinear_conditional_matches_a_grid_reference():
         theta = 2 * torch.rand(10_000, 2, generator=generator) - 1
         x = theta[:, :1] * theta[:, 1:] + 0.1 * torch.randn(10_000, 1, generator=generator)
         graph = np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1]], dtype=bool)
-        model = Simformer(graph=graph, num_layers=2, seed=0, condition_masks=[[True, False, True]])
+        model = Simformer(graph=graph, num_layers=2, random_state=0, condition_masks=[[True, False, True]])
         model.append_simulations(theta, x).train(max_steps=3000, batch_size=256)
         n = 2000
-        samples = model.sample(n, {0: 0.5, 2: 0.3}, num_steps=200, generator=torch.Generator().manual_seed(5))[:, 1]
+        samples = model.sample(n, {0: 0.5, 2: 0.3}, num_steps=200, random_state=5)[:, 1]
     finally:
         torch.set_num_threads(threads)
     grid = torch.linspace(-1, 1, 2001, dtype=torch.float64)
@@ -228,12 +227,13 @@ def test_zero_steps_leave_the_network_at_its_initialisation():
     task, model = _trained(steps=0)
     assert model.steps_trained_ == 0 and model.loss_history_ == []
     _, trained = _trained(steps=1)
-    fresh = Simformer(4, graph=task.graph, seed=0, **TINY).append_simulations(torch.zeros(8, 2), torch.ones(8, 2))
+    fresh = Simformer(4, graph=task.graph, random_state=0, **TINY)
+    fresh.append_simulations(torch.zeros(8, 2), torch.ones(8, 2))
     fresh.train(max_steps=0)
     for a, b in zip(model.network_.parameters(), fresh.network_.parameters()):
         assert torch.equal(a, b)  # the seed's initialisation, whatever the data
     assert any(not torch.equal(a, c) for a, c in zip(model.network_.parameters(), trained.network_.parameters()))
-    samples = model.sample_posterior(5, torch.zeros(2), num_steps=3, generator=torch.Generator().manual_seed(0))
+    samples = model.sample_posterior(5, torch.zeros(2), num_steps=3, random_state=0)
     assert samples.shape == (5, 2) and torch.isfinite(samples).all()
     with pytest.raises(ValueError, match="max_steps must be >= 0"):
         model.train(max_steps=-1)
@@ -298,3 +298,26 @@ def test_conditionals_must_fit_the_data():
     model = Simformer(conditionals=[[1, 0, 1, 0]], **TINY).append_simulations(torch.zeros(8, 2), torch.ones(8, 1))
     with pytest.raises(ValueError, match="conditionals have 4 columns"):
         model.train(max_steps=0)
+
+
+def test_random_state_is_stored_verbatim_and_accepts_generators():
+    """Issue #46: ``random_state`` is kept as given in ``__init__`` and read in ``train``; an int keeps the former
+    ``seed``'s streams, a numpy Generator seeded alike reproduces a run, and a bad value is refused there."""
+    rng = np.random.default_rng(7)
+    model = Simformer(4, random_state=rng, **TINY)
+    assert model.random_state is rng
+    task = gaussian_linear(2)
+    joint = task.simulate_joint(200, torch.Generator().manual_seed(0))
+    runs = []
+    for _ in range(2):
+        model = Simformer(4, graph=task.graph, random_state=np.random.default_rng(7), **TINY)
+        model.append_simulations(joint[:, :2], joint[:, 2:]).train(max_steps=2, batch_size=32)
+        runs.append(model.sample(4, condition={2: 0.1}, num_steps=2))
+    assert torch.equal(runs[0], runs[1])
+    _, by_int = _trained(steps=2)
+    assert not torch.equal(by_int.sample(4, condition={2: 0.1}, num_steps=2), runs[0])
+    seeded = by_int.sample(4, condition={2: 0.1}, num_steps=2, random_state=3)
+    assert torch.equal(seeded, by_int.sample(4, condition={2: 0.1}, num_steps=2,
+                                             random_state=torch.Generator().manual_seed(3)))
+    with pytest.raises(ValueError, match="random_state"):
+        Simformer(4, random_state=-1, **TINY).append_simulations(joint[:, :2], joint[:, 2:]).train(max_steps=1)

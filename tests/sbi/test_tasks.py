@@ -134,3 +134,10 @@ def test_product_task_exact_conditional_of_theta2():
         task.sample_theta2(5, 0.0, 0.3)
     with pytest.raises(ValueError, match="noise_std"):
         ProductTask(noise_std=0.0)
+
+
+def test_an_int_random_state_is_the_generator_it_seeds():
+    """Issue #46: ``random_state=7`` draws what ``torch.Generator().manual_seed(7)`` drew as ``generator``."""
+    task = get_task("two_moons")
+    assert torch.equal(task.simulate_joint(5, 7), task.simulate_joint(5, torch.Generator().manual_seed(7)))
+    assert not torch.equal(task.simulate_joint(5, 7), task.simulate_joint(5, 8))

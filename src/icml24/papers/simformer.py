@@ -110,7 +110,7 @@ def _means(per_observation: list[dict[str, float]]) -> dict[str, float]:
 def _train_simformer(task, joint, graph_kind: str, seed: int, num_layers: int, train_steps: int,
                      batch_size: int) -> tuple[Simformer, float]:
     start = time.perf_counter()
-    model = Simformer(graph=task.graph, graph_kind=graph_kind, num_layers=num_layers, seed=seed,
+    model = Simformer(graph=task.graph, graph_kind=graph_kind, num_layers=num_layers, random_state=seed,
                       prior=task.prior())  # a box prior implies the support
     model.append_simulations(joint[:, : task.num_theta], joint[:, task.num_theta:])
     model.train(max_steps=_steps_for(task, train_steps), batch_size=batch_size)
@@ -123,7 +123,7 @@ def _posterior_c2sts(model, task, observations: int, num_samples: int, sampler: 
     scores, rejected, first = [], [], {}
     for index in range(1, observations + 1):
         x_o = task.observation(index)
-        samples = model.sample_posterior(num_samples, x_o, generator=generator, **sampler)
+        samples = model.sample_posterior(num_samples, x_o, random_state=generator, **sampler)
         rejected.append(model.rejection_rate_)
         reference = _reference(task, x_o, num_samples, generator, index)
         scores.append(_c2sts(samples, reference, random_forest))
@@ -152,7 +152,7 @@ def _conditional_c2sts(model, task, observations: int, num_samples: int, sampler
             random_mask[rng.integers(n)] = False
         for kind, mask in (("likelihood", np.arange(n) < task.num_theta), ("random", random_mask)):
             condition = {int(i): float(truth[i]) for i in np.flatnonzero(mask)}
-            samples = model.sample(num_samples, condition, generator=generator, **sampler)
+            samples = model.sample(num_samples, condition, random_state=generator, **sampler)
             reference = task.sample_conditional(num_samples, mask, truth, generator)
             result[kind].append(_c2sts(samples[:, ~torch.as_tensor(mask)], reference, random_forest))
     out = {}
@@ -166,12 +166,12 @@ def _npe_c2sts(task, joint, observations: int, num_samples: int, seed: int,
                generator: torch.Generator, random_forest: bool) -> dict[str, float]:
     """sbi's NPE (neural spline flow) on the same simulations, trained with sbi's defaults (batch 200, lr 5e-4,
     10% validation, stop after 20 epochs without improvement)."""
-    npe = NPE(task.prior(), seed=seed).append_simulations(joint[:, : task.num_theta], joint[:, task.num_theta:])
+    npe = NPE(task.prior(), random_state=seed).append_simulations(joint[:, : task.num_theta], joint[:, task.num_theta:])
     npe.train()
     scores = []
     for index in range(1, observations + 1):
         x_o = task.observation(index)
-        samples = npe.sample_posterior(num_samples, x_o, generator=generator)
+        samples = npe.sample_posterior(num_samples, x_o, random_state=generator)
         scores.append(_c2sts(samples, _reference(task, x_o, num_samples, generator, index), random_forest))
     return _means(scores) | {"seconds": npe.seconds_, "epochs": float(npe.epochs_)}
 
@@ -407,11 +407,11 @@ def exact_conditional(ctx, budget: int = 10000, train_steps: int = 3000, batch_s
     mask = [[True, False, True]]  # theta_1 and x observed
     for kind, extra in (("asked", {"conditionals": mask, "conditional_weight": conditional_weight}), ("default", {})):
         start = time.perf_counter()
-        model = Simformer(graph=task.graph, num_layers=num_layers, seed=ctx.child_seed("simformer"), prior=task.prior(),
-                          **extra)
+        model = Simformer(graph=task.graph, num_layers=num_layers, random_state=ctx.child_seed("simformer"),
+                          prior=task.prior(), **extra)
         model.append_simulations(joint[:, :2], joint[:, 2:]).train(max_steps=steps, batch_size=batch_size)
         samples = model.sample(num_samples, {0: theta1, 2: x}, num_steps=sampling_steps,
-                               generator=ctx.torch_generator("sample", kind))[:, 1]
+                               random_state=ctx.torch_generator("sample", kind))[:, 1]
         error = abs(float(samples.double().mean()) - exact_mean)
         metrics |= {f"{kind}_c2st": c2st(samples[:, None], reference[:, None], classifier="mlp", mlp_patience=10),
                     f"{kind}_c2st_rf": c2st(samples[:, None], reference[:, None]),

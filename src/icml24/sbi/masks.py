@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ._random import generator_or_fresh
+from icml24._random import torch_generator
 
 GRAPH_KINDS = ("dense", "undirected", "directed")
 
@@ -118,15 +118,16 @@ def batch_attention_masks(graph: np.ndarray | None, kind: str, condition_masks: 
     return torch.as_tensor(masks, device=condition_masks.device)[inverse_index]
 
 
-def structured_condition_masks(batch_size: int, num_theta: int, num_x: int, generator: torch.Generator | None = None,
+def structured_condition_masks(batch_size: int, num_theta: int, num_x: int, random_state=None,
                                probabilities=(0.2, 0.2, 0.2, 0.2, 0.2), bernoulli_rates=(0.3, 0.7)) -> Tensor:
     """The Simformer's "structured random" condition masks ``[batch_size, num_theta + num_x]`` (bool).
 
     Each row is one of five candidates, chosen with ``probabilities``: joint (nothing observed), posterior (x
     observed), likelihood (theta observed), and two Bernoulli masks with rates ``bernoulli_rates`` that are drawn once
-    per batch. All-observed rows are reset to all-unobserved.
+    per batch. All-observed rows are reset to all-unobserved. ``random_state``: None, an int, a numpy or torch
+    Generator (:func:`icml24._random.torch_generator`; a torch Generator is used as is).
     """
-    generator = generator_or_fresh(generator)
+    generator = torch_generator(random_state)
     num_nodes = num_theta + num_x
     posterior = torch.cat([torch.zeros(num_theta, dtype=torch.bool), torch.ones(num_x, dtype=torch.bool)])
     rates = torch.tensor(bernoulli_rates, dtype=torch.float32)[:, None].expand(-1, num_nodes)
@@ -175,9 +176,11 @@ def check_condition_masks(condition_masks):
     return masks.astype(bool)
 
 
-def sample_condition_masks(kind, batch_size: int, num_theta: int, num_x: int, generator: torch.Generator | None,
+def sample_condition_masks(kind, batch_size: int, num_theta: int, num_x: int, random_state=None,
                            mask_mixture=(0.2, 0.2, 0.2, 0.2, 0.2), bernoulli_rates=(0.3, 0.7)) -> Tensor:
-    """Training condition masks ``[batch_size, num_theta + num_x]`` of a kind accepted by ``check_condition_masks``."""
+    """Training condition masks ``[batch_size, num_theta + num_x]`` of a kind accepted by ``check_condition_masks``
+    (``random_state`` as in :func:`structured_condition_masks`)."""
+    generator = torch_generator(random_state)
     n = num_theta + num_x
     if isinstance(kind, str) and kind == "structured":
         return structured_condition_masks(batch_size, num_theta, num_x, generator, mask_mixture, bernoulli_rates)
@@ -191,14 +194,14 @@ def sample_condition_masks(kind, batch_size: int, num_theta: int, num_x: int, ge
     fixed = torch.as_tensor(fixed)
     if fixed.shape[0] == 1:
         return fixed.expand(batch_size, -1).clone()
-    return fixed[torch.randint(0, fixed.shape[0], (batch_size,), generator=generator_or_fresh(generator))]
+    return fixed[torch.randint(0, fixed.shape[0], (batch_size,), generator=generator)]
 
 
-def beta_bernoulli_condition_masks(batch_size: int, num_nodes: int, generator: torch.Generator | None = None,
+def beta_bernoulli_condition_masks(batch_size: int, num_nodes: int, random_state=None,
                                    alpha: float = 1.0, beta: float = 4.0) -> Tensor:
     """Alternative masks: per row, rate ``p ~ Beta(alpha, beta)`` then ``Bernoulli(p)`` per node; all-ones reset."""
     # torch's Beta sampler takes no generator: draw through numpy, seeded from the torch generator (reproducible)
-    generator = generator_or_fresh(generator)
+    generator = torch_generator(random_state)
     seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator))
     rate = torch.as_tensor(np.random.default_rng(seed).beta(alpha, beta, size=(batch_size, 1)), dtype=torch.float32)
     masks = torch.rand(batch_size, num_nodes, generator=generator) < rate

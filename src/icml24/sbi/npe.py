@@ -3,13 +3,13 @@
 A thin estimator around ``sbi.inference.NPE`` with the interface of :class:`~icml24.sbi.simformer.Simformer`
 (``append_simulations`` -> ``train`` -> ``sample_posterior``). sbi draws its network initialisation, batches and
 samples from torch's global generator, so every call here runs inside ``torch.random.fork_rng`` with a seed of its
-own: results depend on ``seed`` (and the ``generator`` passed to ``sample_posterior``) only, and the caller's global
-random state is left as it was.
+own: results depend on ``random_state`` (and the ``random_state`` passed to ``sample_posterior``) only, and the
+caller's global random state is left as it was.
 
 Example::
 
-    npe = NPE(prior=task.prior(), seed=0).append_simulations(theta, x).train(max_epochs=50)
-    samples = npe.sample_posterior(1000, x_o, generator=torch.Generator().manual_seed(1))
+    npe = NPE(prior=task.prior(), random_state=0).append_simulations(theta, x).train(max_epochs=50)
+    samples = npe.sample_posterior(1000, x_o, random_state=1)
 """
 
 from __future__ import annotations
@@ -19,9 +19,8 @@ import time
 import torch
 from torch import Tensor
 
+from icml24._random import seed_int, torch_generator
 from icml24._validation import FittedAttributes, NotFittedError, check_finite
-
-from ._random import generator_or_fresh
 
 
 class NPE(FittedAttributes):
@@ -31,7 +30,8 @@ class NPE(FittedAttributes):
         prior: a torch distribution over theta (e.g. ``task.prior()``); it bounds the posterior's support.
         hidden_features, num_transforms, num_bins: sizes of the neural spline flow (defaults 50, 5, 10, as sbi's
             benchmark configuration).
-        seed (int): seed of the initialisation and training (default 0).
+        random_state: seed of the initialisation and training (default 0): an int seeds torch directly (the
+            streams of the former ``seed``); a numpy or torch Generator gives one int draw per ``train``.
 
     Attributes (after :meth:`train`):
         posterior_: sbi's ``DirectPosterior``.
@@ -42,10 +42,10 @@ class NPE(FittedAttributes):
     _fit_call = "append_simulations(theta, x) and train()"
 
     def __init__(self, prior: torch.distributions.Distribution, hidden_features: int = 50, num_transforms: int = 5,
-                 num_bins: int = 10, seed: int = 0):
+                 num_bins: int = 10, random_state=0):
         self.prior = prior
         self.hidden_features, self.num_transforms, self.num_bins = hidden_features, num_transforms, num_bins
-        self.seed = seed
+        self.random_state = random_state
         self._theta: list[Tensor] = []
         self._x: list[Tensor] = []
 
@@ -71,7 +71,7 @@ class NPE(FittedAttributes):
             raise ValueError(f"max_epochs must be >= 1 (or None: train to convergence), got {max_epochs}")
         start = time.perf_counter()
         with torch.random.fork_rng(devices=[]):  # sbi draws from the global generator: seed it, then restore it
-            torch.manual_seed(self.seed)
+            torch.manual_seed(seed_int(self.random_state))
             inference = SbiNPE(prior=self.prior, show_progress_bars=False,
                                density_estimator=posterior_nn("nsf", hidden_features=self.hidden_features,
                                                               num_transforms=self.num_transforms,
@@ -84,16 +84,17 @@ class NPE(FittedAttributes):
         return self
 
     def sample_posterior(self, num_samples: int, x_observed: Tensor,
-                         generator: torch.Generator | None = None) -> Tensor:
-        """``theta ~ q(theta | x_observed)``: ``[num_samples, num_theta]`` (``generator`` seeds the draw)."""
+                         random_state=None) -> Tensor:
+        """``theta ~ q(theta | x_observed)``: ``[num_samples, num_theta]``; ``random_state`` (None, an int, a numpy or
+        torch Generator) seeds the draw."""
         x_observed = check_finite("x_observed", torch.as_tensor(x_observed, dtype=torch.float32).reshape(1, -1))
         if "posterior_" not in self.__dict__:
             raise NotFittedError(f"this NPE is not trained yet; call {self._fit_call} first")
-        seed = int(torch.randint(0, 2**62, (1,), generator=generator_or_fresh(generator)))
+        seed = int(torch.randint(0, 2**62, (1,), generator=torch_generator(random_state)))
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             return self.posterior_.sample((num_samples,), x=x_observed, show_progress_bars=False)
 
     def __repr__(self) -> str:
         return (f"NPE(hidden_features={self.hidden_features}, num_transforms={self.num_transforms}, "
-                f"num_bins={self.num_bins}, seed={self.seed})")
+                f"num_bins={self.num_bins}, random_state={self.random_state!r})")

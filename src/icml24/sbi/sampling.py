@@ -12,7 +12,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from ._random import generator_or_fresh
+from icml24._random import torch_generator
 
 ScoreFn = Callable[[Tensor, Tensor], Tensor]  # (x [batch, n], t [batch]) -> score [batch, n]
 
@@ -22,7 +22,7 @@ def _time_grid(sde, num_steps: int, dtype, device) -> Tensor:
 
 
 def euler_maruyama(score_fn: ScoreFn, sde, x_init: Tensor, condition_mask: Tensor, num_steps: int = 500,
-                   generator: torch.Generator | None = None, guidance: Callable | None = None) -> Tensor:
+                   random_state=None, guidance: Callable | None = None) -> Tensor:
     r"""Integrate the reverse SDE ``dx = [f(x,t) - g(t)^2 s(x,t)] dt + g(t) d\bar W`` from ``t_max`` to ``t_min``.
 
     Args:
@@ -31,11 +31,12 @@ def euler_maruyama(score_fn: ScoreFn, sde, x_init: Tensor, condition_mask: Tenso
         x_init: ``[batch, n]`` start values (observed entries already set to their values).
         condition_mask: ``[batch, n]`` or ``[n]`` bool, ``True`` = observed (kept fixed).
         num_steps: Euler–Maruyama steps (paper: 500).
-        generator: torch generator for the Brownian increments (``None``: a fresh, unseeded one).
+        random_state: the Brownian increments' stream: None (fresh entropy), an int, or a numpy or torch Generator (a
+            torch Generator is used as is; :func:`icml24._random.torch_generator`).
         guidance: optional log-potential ``c(x0_hat, t) -> [batch]`` (e.g. :func:`interval_potential`); its gradient
             at the Tweedie estimate ``x0_hat = (x_t + sigma_t^2 s) / a_t`` is added to the score (paper Sec. 3.4).
     """
-    generator = generator_or_fresh(generator)
+    generator = torch_generator(random_state, device=str(x_init.device))
     free = (~condition_mask.bool()).to(x_init.dtype).expand_as(x_init)
     times = _time_grid(sde, num_steps, x_init.dtype, x_init.device)
     x = x_init.clone()

@@ -17,7 +17,7 @@ Algorithm (training, paper Sec. 3 / Eq. 4)::
 Example::
 
     model = Simformer(graph=task.graph).append_simulations(theta, x).train(max_steps=5000)
-    posterior = model.sample(1000, condition={model.num_theta_ + i: v for i, v in enumerate(x_o)})
+    posterior = model.sample(1000, condition={model.num_theta_ + i: v for i, v in enumerate(x_o)}, random_state=1)
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from icml24._random import check_random_state, seed_int, spawn, torch_generator
 from icml24._validation import FittedAttributes, NotFittedError, check_finite, check_positive, check_positive_int
 
-from ._random import generator_or_fresh
 from .masks import (
     GRAPH_KINDS,
     as_dag,
@@ -64,9 +64,12 @@ class Simformer(FittedAttributes):
             Bernoulli 2; default 0.2 each) and the two rates (0.3, 0.7), as the official ``p_joint..p_rnd2``,
             ``rnd1_prob``, ``rnd2_prob``; see :func:`~icml24.sbi.masks.check_mask_mixture` for when to change them.
         z_score (bool): standardize each variable with the training data's mean and std (default ``True``).
-        seed (int): seed of the network initialisation and of training (default 0). The estimator owns its random
-            streams (``seed``: initialisation and training batches, ``seed + 1``: the fixed validation noise,
-            ``seed + 2``: sampling when no generator is passed); it never draws from torch's global generator.
+        random_state: seed of the network initialisation, training and the estimator's own sampling stream
+            (default 0): None (fresh entropy), an int, or a numpy or torch Generator (read in ``train``). The
+            estimator owns its random streams and never draws from torch's global generator: an int ``s`` keeps the
+            streams of the former ``seed=s`` (``s``: initialisation and training batches, ``s + 1``: the fixed
+            validation noise, ``s + 2``: sampling when ``sample`` gets no ``random_state``), anything else is split
+            into independent children (:func:`icml24._random.spawn`).
         device (str): torch device (default ``"cpu"``).
         support (tuple | None | False): ``(low, high)``, each ``[num_variables]`` in original units (``-inf`` /
             ``inf`` for unbounded entries), e.g. a box prior's bounds; samples outside are rejected and redrawn, the
@@ -98,7 +101,7 @@ class Simformer(FittedAttributes):
     def __init__(self, num_variables: int | None = None, graph=None, graph_kind: str | None = None,
                  sde: str = "vesde", num_layers: int = 6, num_heads: int = 4, head_dim: int = 10,
                  widening_factor: int = 3, id_dim: int = 20, value_dim: int = 20, condition_dim: int = 10,
-                 time_dim: int = 128, condition_masks="structured", z_score: bool = True, seed: int = 0,
+                 time_dim: int = 128, condition_masks="structured", z_score: bool = True, random_state=0,
                  device: str = "cpu", support=None, prior=None, mask_mixture=(0.2, 0.2, 0.2, 0.2, 0.2),
                  bernoulli_rates=(0.3, 0.7), conditionals=None, conditional_weight: float = 0.5):
         graph_kind = graph_kind or ("dense" if graph is None else "undirected")
@@ -125,14 +128,15 @@ class Simformer(FittedAttributes):
                                    condition_dim=condition_dim, time_dim=time_dim)
         for name, size in self.network_kwargs.items():  # a zero or negative size would train a degenerate network
             check_positive_int(name, size)
-        self.condition_masks, self.z_score, self.seed, self.device = condition_masks, z_score, seed, device
+        self.condition_masks, self.z_score, self.device = condition_masks, z_score, device
+        self.random_state = random_state  # stored verbatim; read in train()
         self.sde, self.support, self.prior, self._data, self.num_theta_ = make_sde(sde), support, prior, [], None
 
     def __repr__(self) -> str:
         sizes = ", ".join(f"{k}={v}" for k, v in self.network_kwargs.items())
         return (f"Simformer(num_variables={self.num_variables}, graph_kind={self.graph_kind!r}, "
                 f"sde={self.sde_name!r}, {sizes}, condition_masks={self.condition_masks!r}, "
-                f"z_score={self.z_score}, seed={self.seed}"
+                f"z_score={self.z_score}, random_state={self.random_state!r}"
                 + (f", conditionals={self.conditionals.astype(int).tolist()}, "
                    f"conditional_weight={self.conditional_weight}" if self.conditionals is not None else "") + ")")
 
@@ -158,7 +162,15 @@ class Simformer(FittedAttributes):
         return self
 
     # -------------------------------------------------------------- training
-    def _build(self, data: Tensor) -> None:
+    def _seeds(self) -> tuple[int, int, int]:
+        """Int seeds of (initialisation and training, the fixed validation noise, sampling) from ``random_state``."""
+        state = self.random_state
+        if isinstance(state, (int, np.integer)) and not isinstance(state, (bool, np.bool_)):
+            check_random_state(state)  # the range check
+            return int(state), int(state) + 1, int(state) + 2  # the former ``seed``'s streams: results do not move
+        return tuple(seed_int(child) for child in spawn(state, 3))
+
+    def _build(self, data: Tensor, seed: int) -> None:
         if self.num_variables is not None and data.shape[1] != self.num_variables:
             raise ValueError(f"the data have {data.shape[1]} variables but num_variables={self.num_variables}")
         self.num_variables_ = data.shape[1]
@@ -184,7 +196,7 @@ class Simformer(FittedAttributes):
         normalized = (data - self.mean_) / self.std_
         self.data_mean_, self.data_var_ = normalized.mean(0), normalized.var(0)
         with torch.random.fork_rng():  # seeded initialisation without touching the caller's global RNG
-            torch.manual_seed(self.seed)
+            torch.manual_seed(seed)
             self.network_ = ScoreTransformer(self.num_variables_, **self.network_kwargs).to(self.device)
 
     def _sample_condition_masks(self, batch_size: int, generator: torch.Generator) -> Tensor:
@@ -198,11 +210,11 @@ class Simformer(FittedAttributes):
         pick = torch.rand(batch_size, generator=generator) < self.conditional_weight
         return torch.where(pick[:, None], asked, masks)
 
-    def loss(self, x0: Tensor, generator: torch.Generator | None = None,
-             condition_mask: Tensor | None = None) -> Tensor:
-        """Denoising score-matching loss (paper Eq. 4) of a normalized batch ``x0: [batch, n]``."""
+    def loss(self, x0: Tensor, random_state=None, condition_mask: Tensor | None = None) -> Tensor:
+        """Denoising score-matching loss (paper Eq. 4) of a normalized batch ``x0: [batch, n]``; ``random_state`` (None,
+        an int, a numpy or torch Generator, the latter used as is) draws the times, noise and masks."""
         self._check_fitted()
-        generator = generator_or_fresh(generator)
+        generator = torch_generator(random_state)
         batch = x0.shape[0]
         t = self.sde.t_min + (self.sde.t_max - self.sde.t_min) * torch.rand(batch, generator=generator)
         if condition_mask is None:
@@ -252,9 +264,10 @@ class Simformer(FittedAttributes):
         if not 0.0 <= validation_fraction < 1.0:
             raise ValueError(f"validation_fraction must lie in [0, 1), got {validation_fraction}")
         data = torch.cat(self._data).float()
-        self._build(data)
-        generator = torch.Generator().manual_seed(self.seed)
-        self._sampling_generator = torch.Generator().manual_seed(self.seed + 2)  # sample() without a generator
+        seed, validation_seed, sampling_seed = self._seeds()
+        self._build(data, seed)
+        generator = torch.Generator().manual_seed(seed)
+        self._sampling_generator = torch.Generator().manual_seed(sampling_seed)  # sample() without a random_state
         order = torch.randperm(data.shape[0], generator=generator)
         normalized = ((data - self.mean_) / self.std_)[order]
         num_val = int(validation_fraction * data.shape[0])
@@ -288,7 +301,7 @@ class Simformer(FittedAttributes):
             self.loss_history_.append(value)
             if num_val and step > max(50, steps // 10) and step % every == 0:
                 with torch.no_grad():
-                    val_loss = float(self.loss(val, torch.Generator().manual_seed(self.seed + 1)))
+                    val_loss = float(self.loss(val, torch.Generator().manual_seed(validation_seed)))
                 self.validation_history_.append((step, val_loss))
                 # patience in steps on the moving average of the held-out loss; see ``patience`` and ``smoothing``
                 average = val_loss if average is None else smoothing * average + (1.0 - smoothing) * val_loss
@@ -333,7 +346,7 @@ class Simformer(FittedAttributes):
 
     @torch.no_grad()
     def sample(self, num_samples: int, condition=None, method: str = "sde", num_steps: int = 500,
-               generator: torch.Generator | None = None, guidance=None, tolerance: float = 1e-3,
+               random_state=None, guidance=None, tolerance: float = 1e-3,
                max_rounds: int = 20) -> Tensor:
         """Samples ``[num_samples, num_variables]`` of the conditional given ``condition`` (observed entries copied).
 
@@ -344,8 +357,9 @@ class Simformer(FittedAttributes):
             method: ``"sde"`` (Euler–Maruyama on the reverse SDE, default), ``"ode"`` (probability flow, Heun with
                 ``num_steps`` steps) or ``"ode_adaptive"`` (probability flow, adaptive RK45 at ``tolerance``).
             num_steps: integration steps of ``"sde"`` / ``"ode"`` (paper: 500).
-            generator: torch generator for the initial noise and Brownian increments (default: the estimator's own
-                sampling stream, seeded by ``seed``; successive calls continue it).
+            random_state: the initial noise and Brownian increments' stream: an int, a numpy or torch Generator (a
+                torch one used as is), or None (default): the estimator's own sampling stream, seeded by its
+                ``random_state``; successive calls continue it.
             guidance: optional log-potential ``c(x, t) -> [num_samples]`` on the joint in *original* units (e.g.
                 :func:`~icml24.sbi.sampling.interval_potential`), added to the score as guidance (SDE only).
             tolerance: rtol = atol of ``"ode_adaptive"`` (z-scored). max_rounds: rejection rounds (support).
@@ -360,7 +374,7 @@ class Simformer(FittedAttributes):
         check_positive("tolerance", tolerance)
         if guidance is not None and method != "sde":
             raise ValueError("guidance needs method='sde'")
-        generator = generator if generator is not None else self._sampling_generator
+        generator = torch_generator(random_state) if random_state is not None else self._sampling_generator
         if self.support_ is None:
             self.rejection_rate_ = 0.0
             return self._draw(num_samples, mask, values, method, num_steps, generator, guidance, tolerance)

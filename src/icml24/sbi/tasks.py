@@ -10,9 +10,10 @@
   files are installed, otherwise exact grid samples of the closed-form likelihood times the uniform prior.
 
 Every task exposes ``num_theta``, ``num_x``, ``graph`` (``[n, n]`` bool, ``graph[i, j]`` = ``j`` is a parent of
-``i``), ``prior()`` (a torch distribution over theta), ``simulate_joint(num, generator) -> [num, n]`` and
-``observation(index) -> x_o``. Random draws use the ``generator`` passed in (``None``: a fresh, unseeded one), never
-torch's global generator; ``observation(index)`` is a data constant, simulated (when SBIBM's file is absent) from
+``i``), ``prior()`` (a torch distribution over theta), ``simulate_joint(num, random_state) -> [num, n]`` and
+``observation(index) -> x_o``. Random draws use the ``random_state`` passed in (None: fresh entropy; an int; a numpy
+or torch Generator, a torch one used as is: :func:`icml24._random.torch_generator`), never torch's global generator;
+``observation(index)`` is a data constant, simulated (when SBIBM's file is absent) from
 ``torch.Generator().manual_seed(1_000_000 + index)`` so that every run sees the same observations.
 """
 
@@ -27,9 +28,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from icml24._random import torch_generator
 from icml24._validation import check_finite
-
-from ._random import generator_or_fresh
 
 
 class LinearGaussianTask:
@@ -75,9 +75,9 @@ class LinearGaussianTask:
         return torch.distributions.MultivariateNormal(torch.as_tensor(self.mean[:k], dtype=torch.float32),
                                                       torch.as_tensor(self.cov[:k, :k], dtype=torch.float32))
 
-    def simulate_joint(self, num: int, generator: torch.Generator | None = None) -> Tensor:
+    def simulate_joint(self, num: int, random_state=None) -> Tensor:
         """Joint samples ``[num, n]`` (ancestral sampling in closed form)."""
-        eps = torch.randn(num, self.num_variables, generator=generator_or_fresh(generator), dtype=torch.float64)
+        eps = torch.randn(num, self.num_variables, generator=torch_generator(random_state), dtype=torch.float64)
         lower = torch.as_tensor(np.linalg.cholesky(self.cov + 1e-12 * np.eye(self.num_variables)))
         return (torch.as_tensor(self.mean) + eps @ lower.T).float()
 
@@ -99,18 +99,18 @@ class LinearGaussianTask:
         cov = self.cov[np.ix_(free, free)] - gain @ self.cov[np.ix_(obs, free)]
         return mean, (cov + cov.T) / 2
 
-    def sample_conditional(self, num: int, mask, values, generator: torch.Generator | None = None) -> Tensor:
+    def sample_conditional(self, num: int, mask, values, random_state=None) -> Tensor:
         """Exact samples ``[num, num_free]`` of ``p(v_free | v_obs)``."""
         mean, cov = self.conditional(mask, values)
         lower = torch.as_tensor(np.linalg.cholesky(cov + 1e-12 * np.eye(len(mean))))
-        eps = torch.randn(num, len(mean), generator=generator_or_fresh(generator), dtype=torch.float64)
+        eps = torch.randn(num, len(mean), generator=torch_generator(random_state), dtype=torch.float64)
         return (torch.as_tensor(mean) + eps @ lower.T).float()
 
-    def reference_posterior(self, x_observed, num: int, generator: torch.Generator | None = None) -> Tensor:
+    def reference_posterior(self, x_observed, num: int, random_state=None) -> Tensor:
         x_observed = check_finite("x_observed", np.asarray(x_observed, dtype=np.float64).reshape(-1))
         mask = np.arange(self.num_variables) >= self.num_theta
         values = np.concatenate([np.zeros(self.num_theta), x_observed])
-        return self.sample_conditional(num, mask, values, generator)
+        return self.sample_conditional(num, mask, values, random_state)
 
     def observation(self, index: int) -> Tensor:
         """Observation ``x_o`` number ``index`` (1-based): SBIBM's file when available, else a seeded simulation."""
@@ -181,18 +181,18 @@ class TwoMoons:
         """``U(-1, 1)^2`` (the same distribution as sbi's ``BoxUniform(-1, 1)``)."""
         return torch.distributions.Independent(torch.distributions.Uniform(-torch.ones(2), torch.ones(2)), 1)
 
-    def simulate(self, theta: Tensor, generator: torch.Generator | None = None) -> Tensor:
+    def simulate(self, theta: Tensor, random_state=None) -> Tensor:
         """``x ~ p(x | theta)`` for ``theta: [num, 2]``."""
         theta = check_finite("theta", torch.as_tensor(theta, dtype=torch.float32).reshape(-1, 2))
-        generator = generator_or_fresh(generator)
+        generator = torch_generator(random_state)
         num = theta.shape[0]
         angle = (torch.rand(num, generator=generator) - 0.5) * math.pi
         radius = 0.1 + 0.01 * torch.randn(num, generator=generator)
         moon = torch.stack([radius * torch.cos(angle) + 0.25, radius * torch.sin(angle)], dim=1)
         return moon + self._shift(theta)
 
-    def simulate_joint(self, num: int, generator: torch.Generator | None = None) -> Tensor:
-        generator = generator_or_fresh(generator)
+    def simulate_joint(self, num: int, random_state=None) -> Tensor:
+        generator = torch_generator(random_state)
         theta = 2 * torch.rand(num, 2, generator=generator) - 1
         return torch.cat([theta, self.simulate(theta, generator)], dim=1)
 
@@ -212,12 +212,12 @@ class TwoMoons:
         theta = 2 * torch.rand(1, 2, generator=torch.Generator().manual_seed(1_000_000 + index)) - 1
         return self.simulate(theta, torch.Generator().manual_seed(2_000_000 + index))[0]
 
-    def reference_posterior(self, x_observed, num: int, generator: torch.Generator | None = None,
-                            index: int | None = None, grid: int = 2000) -> Tensor:
+    def reference_posterior(self, x_observed, num: int, random_state=None, index: int | None = None,
+                            grid: int = 2000) -> Tensor:
         """Reference posterior samples: SBIBM's file for observation ``index`` if available, else exact grid
         sampling of the closed-form posterior (``grid^2`` cells on ``[-1, 1]^2``, uniform jitter in each cell)."""
         x_observed = check_finite("x_observed", np.asarray(x_observed, dtype=np.float64).reshape(-1))
-        generator = generator_or_fresh(generator)
+        generator = torch_generator(random_state)
         if index is not None:
             table = _sbibm_csv("two_moons", index, "reference_posterior_samples.csv.bz2")
             if table is not None:
@@ -259,8 +259,8 @@ class ProductTask:
     def prior(self) -> torch.distributions.Distribution:
         return torch.distributions.Independent(torch.distributions.Uniform(-torch.ones(2), torch.ones(2)), 1)
 
-    def simulate_joint(self, num: int, generator: torch.Generator | None = None) -> Tensor:
-        generator = generator_or_fresh(generator)
+    def simulate_joint(self, num: int, random_state=None) -> Tensor:
+        generator = torch_generator(random_state)
         theta = 2 * torch.rand(num, 2, generator=generator) - 1
         x = theta[:, :1] * theta[:, 1:] + self.noise_std * torch.randn(num, 1, generator=generator)
         return torch.cat([theta, x], dim=1)
@@ -275,10 +275,10 @@ class ProductTask:
             raise ValueError(f"p(theta_2 | theta_1={theta1}, x={x}) has no mass on [-1, 1] in float64")
         return mu, sd, lo, hi
 
-    def sample_theta2(self, num: int, theta1: float, x: float, generator: torch.Generator | None = None) -> Tensor:
+    def sample_theta2(self, num: int, theta1: float, x: float, random_state=None) -> Tensor:
         """Exact samples ``[num]`` of ``p(theta_2 | theta_1, x)`` (inverse CDF of the truncated Gaussian)."""
         mu, sd, lo, hi = self._truncated(theta1, x)
-        u = lo + (hi - lo) * torch.rand(num, generator=generator_or_fresh(generator), dtype=torch.float64)
+        u = lo + (hi - lo) * torch.rand(num, generator=torch_generator(random_state), dtype=torch.float64)
         return (mu + sd * torch.special.ndtri(u)).clamp(-1.0, 1.0).float()
 
     def theta2_moments(self, theta1: float, x: float) -> tuple[float, float]:
