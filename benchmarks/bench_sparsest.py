@@ -88,9 +88,9 @@ def official_side_by_side(path: str, masks_batched: int, runs: int) -> bool:
     pool = [m[:masks_batched] for m in candidate_masks((3, 3, 3), 16)]
     k = len(pool[0])
     model = BatchedMaskedMLP((2, 3, 3, 3, 1), k, [*pool, torch.ones(k, 1, 3)], init_widths=(2, 16, 16, 16, 1),
-                             generator=torch.Generator().manual_seed(0))
+                             random_state=0)
     start = time.perf_counter()
-    train_batched(model, x, y, epochs=1, batch_size=128, lr=0.1, generator=torch.Generator().manual_seed(1))
+    train_batched(model, x, y, epochs=1, batch_size=128, lr=0.1, random_state=1)
     batched = time.perf_counter() - start
     rate_b, rate_o = k / batched, runs / official
     print(f"sparsest batched vs official search (main_loop, comb_search): (3,3,3) masks x 1 epoch "
@@ -114,20 +114,19 @@ def main() -> int:
     pool = [m[: args.masks] for m in candidate_masks((3, 3, 3), 16)]  # 2,580 eligible triples at 16 + 3 nonzeros
     masks = [*pool, torch.ones(len(pool[0]), 1, 3)]
     k = len(masks[0])
-    model = BatchedMaskedMLP((2, 3, 3, 3, 1), k, masks, init_widths=(2, 16, 16, 16, 1),
-                             generator=torch.Generator().manual_seed(0))
+    model = BatchedMaskedMLP((2, 3, 3, 3, 1), k, masks, init_widths=(2, 16, 16, 16, 1), random_state=0)
     state = model.snapshot()
     recipe = {"epochs": args.epochs, "batch_size": 128, "lr": 0.1}
     warm = BatchedMaskedMLP((2, 3, 3, 3, 1), k, masks)  # first calls pay allocator and kernel warm-up: not timed
     train_batched(warm, x[:256], y[:256], epochs=1, batch_size=128)
     one_by_one(warm.snapshot(), masks, 0, x[:256], y[:256], epochs=1, batch_size=128, lr=0.1, seed=0)
     start = time.perf_counter()
-    train_batched(model, x, y, generator=torch.Generator().manual_seed(1), **recipe)
+    train_batched(model, x, y, random_state=1, **recipe)
     batched = time.perf_counter() - start
     autograd = BatchedMaskedMLP((2, 3, 3, 3, 1), k, masks)
     autograd.load_snapshot(state)
     start = time.perf_counter()
-    train_batched(autograd, x, y, generator=torch.Generator().manual_seed(1), fused=False, **recipe)
+    train_batched(autograd, x, y, random_state=1, fused=False, **recipe)
     unfused = time.perf_counter() - start
     close = all(torch.allclose(a, b, atol=1e-4) for a, b in zip(model.weights, autograd.weights))
     print(f"sparsest fused numba step vs autograd through torch.baddbmm: {k} masks x "
