@@ -2,9 +2,12 @@
 two reads of each map instead of the torch path's four full-size passes.
 
 Per map (``[Lq, Lk]``, the queries being the last ``Lq`` positions, causal, no padding): one read accumulates the
-column sums ``col_j`` (step 1), the sinks follow from them (step 2); a second read, row by row while the map is
-still in the core's cache, sums the row, the sink mass and the other tokens' mass and writes the scaled row with
-the sink entries at ``beta`` (steps 3-4). Sums are accumulated in float64, so the result equals the torch path
+column sums ``col_j`` (step 1) and the row sums, the sinks follow from them (step 2); a second read, row by row
+while the map is still in the core's cache, sums the sink mass and the other tokens' mass and writes the scaled row
+with the sink entries at ``beta`` (steps 3-4): the row is multiplied in the map's dtype (as the torch path does),
+and in place it is one array read and written, which keeps the loop vectorized (two arrays that may alias would
+need a runtime overlap check, and the same row as source and target fails it: scalar code). Sums are accumulated
+in float64, so the result equals the torch path
 (:func:`~icml24.llm.act.sinks.calibrate_attention`) up to the last bits of float32 rounding, and a sink that sits
 exactly on the threshold may be judged differently: the float64 sums are the more accurate of the two. Callers
 fall back to the torch path for anything else (GPU tensors, half precision, tensors that need gradients, padding
@@ -38,14 +41,19 @@ def _calibrate_maps(attn, out, threshold, beta, keep_first, inplace, normalized,
     col = np.empty(num_keys, np.float64)
     sinks = np.empty(num_keys, np.int64)
     kept = np.empty(num_keys, np.float64)
+    row_sums = np.empty(num_queries, np.float64)
+    cast = np.empty(1, attn.dtype)  # the scale rounded to the map's dtype: float32 maps multiply in float32
     bad = 0
     for m in range(num_maps):
         a, o = attn[m], out[m]
         col[:] = 0.0
-        for i in range(num_queries):  # step 1: col_j = sum_i A_ij (one read of the map)
+        for i in range(num_queries):  # step 1: col_j = sum_i A_ij, and the row sums, in one read of the map
             row = a[i]
+            total = 0.0
             for j in range(num_keys):
                 col[j] += row[j]
+                total += row[j]
+            row_sums[i] = total
         count = 0
         skipped = not keep_first
         for j in range(num_keys):
@@ -66,11 +74,7 @@ def _calibrate_maps(attn, out, threshold, beta, keep_first, inplace, normalized,
             for s in range(count):
                 kept[s] = row[sinks[s]]
                 sink_mass += kept[s]
-            row_mass = 1.0
-            if not normalized:
-                row_mass = 0.0
-                for j in range(num_keys):
-                    row_mass += row[j]
+            row_mass = 1.0 if normalized else row_sums[i]
             others = row_mass - sink_mass
             if others < cancellation * row_mass:  # the difference lost digits: sum the other tokens directly
                 others = 0.0
@@ -81,9 +85,14 @@ def _calibrate_maps(attn, out, threshold, beta, keep_first, inplace, normalized,
                     else:
                         others += row[j]
             if count > 0 and others > 0:
-                scale = 1.0 + (1.0 - beta) * sink_mass / others  # step 4: the others grow by this factor
-                for j in range(num_keys):
-                    target[j] = row[j] * scale
+                cast[0] = 1.0 + (1.0 - beta) * sink_mass / others  # step 4: the others grow by this factor
+                scale = cast[0]
+                if inplace:  # one array, no overlap check: the loop stays vectorized
+                    for j in range(num_keys):
+                        row[j] *= scale
+                else:
+                    for j in range(num_keys):
+                        target[j] = row[j] * scale
                 for s in range(count):
                     target[sinks[s]] = kept[s] * beta  # step 3: a sink keeps beta of its attention
             elif not inplace:
