@@ -71,6 +71,8 @@ def test_errors_before_fit_and_on_bad_settings_at_fit(monkeypatch):
         assert search.get_params()[name] is value
         with pytest.raises(ValueError, match=words):
             search.fit(x, y)  # refused at fit, before any mask trains
+    with pytest.raises(ValueError, match="random_state"):
+        CombinatorialSearch((2, 2, 2)).fit(x, y, random_state=-1)
     x[3, 1] = float("inf")
     with pytest.raises(ValueError, match="x contains NaN"):
         CombinatorialSearch((2, 2, 2)).fit(x, y)

@@ -36,12 +36,16 @@ def test_points_lie_on_segments_and_classes_do_not_overlap():
     assert len(zero) == len(one) or abs(len(zero) - len(one)) <= 16
 
 
-def test_seed_only_shuffles():
+def test_random_state_only_shuffles():
     x0, y0 = cubist_spiral(1000)
     x1, y1 = cubist_spiral(1000, random_state=3)
     assert not torch.equal(x0, x1)
     assert torch.allclose(torch.sort(x0[:, 0]).values, torch.sort(x1[:, 0]).values)
     assert y0.sum() == y1.sum()
+    x2, _ = cubist_spiral(1000, random_state=torch.Generator().manual_seed(3))  # an int is that generator's stream
+    assert torch.equal(x1, x2) and torch.equal(cubist_spiral(1000)[0], x0)  # None: the official order, not a shuffle
+    with pytest.raises(ValueError, match="random_state"):
+        cubist_spiral(1000, random_state=-1)
 
 
 def test_rejects_tiny_sizes():
