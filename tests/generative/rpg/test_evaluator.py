@@ -6,7 +6,7 @@ import torch
 
 from icml24._validation import NotFittedError
 from icml24.generative.rpg.evaluator import NONE, CellClassifier, crop_slots
-from icml24.generative.rpg.scenes import OBJECTS, render
+from icml24.generative.rpg.scenes import OBJECTS, render, render_jittered
 
 
 def test_slot_crops_cover_each_object():
@@ -25,7 +25,7 @@ def classifier():
 def test_reads_clean_scenes_and_state_round_trips(classifier):
     rng = np.random.default_rng(1)
     prompts = [tuple(OBJECTS[j] for j in rng.permutation(12)[:4]) for _ in range(24)]
-    images = torch.as_tensor(np.stack([render(list(p), rng) for p in prompts])).float()
+    images = torch.as_tensor(np.stack([render_jittered(list(p), rng) for p in prompts])).float()
     assert classifier.binding_accuracy(images, prompts) >= 0.75
     assert classifier.holdout_accuracy_ >= 0.75
     empty = -torch.ones(3, 3, 16, 16)
@@ -47,7 +47,7 @@ def test_refuses_nan_and_use_before_fit(classifier):
 def test_single_object_fidelity_finds_the_object_wherever_it_sits(classifier):
     rng = np.random.default_rng(2)
     entities = [OBJECTS[j] for j in rng.integers(0, 12, size=24)]
-    images = torch.as_tensor(np.stack([render([e], rng, slots=[int(rng.integers(0, 6))]) for e in entities]))
+    images = torch.as_tensor(np.stack([render_jittered([e], rng, slots=[int(rng.integers(0, 6))]) for e in entities]))
     assert classifier.object_fidelity(images.float(), entities) >= 0.75
     shifted = entities[1:] + entities[:1]  # the right drawings read against other prompts
     assert classifier.object_fidelity(images.float(), shifted) <= 0.25
@@ -72,7 +72,7 @@ def test_crops_see_their_own_region_only():
 def test_reads_three_and_five_object_scenes_and_separates_placement(classifier, k):
     rng = np.random.default_rng(k)
     prompts = [tuple(OBJECTS[j] for j in rng.permutation(12)[:k]) for _ in range(24)]
-    images = torch.as_tensor(np.stack([render(list(p), rng) for p in prompts])).float()
+    images = torch.as_tensor(np.stack([render_jittered(list(p), rng) for p in prompts])).float()
     scores = classifier.binding_scores(images, prompts)
     assert scores["in_place"].mean() >= 0.7 and (scores["anywhere"] >= scores["in_place"]).all()
     swapped = [p[1:] + p[:1] for p in prompts]  # the right objects, each in another's slot

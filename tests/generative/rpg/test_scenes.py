@@ -11,6 +11,7 @@ from icml24.generative.rpg.scenes import (
     object_boxes,
     object_centers,
     render,
+    render_jittered,
     sample_scenes,
     split_prompts,
     tokenize,
@@ -27,6 +28,20 @@ def test_objects_are_drawn_in_reading_order_with_their_colour():
 def test_shapes_differ_in_area():
     areas = [(render([f"red {s}"]) [0] > 0).sum() for s in ("circle", "square", "triangle")]
     assert len(set(areas)) == 3
+
+
+def test_render_is_canonical_and_render_jittered_draws_from_its_random_state():
+    entities = ["red circle", "blue square"]
+    canonical = render(entities)
+    assert np.array_equal(canonical, render(entities))  # no randomness at all
+    jittered = render_jittered(entities, 4)
+    assert not np.array_equal(jittered, canonical)
+    assert np.array_equal(jittered, render_jittered(entities, np.random.default_rng(4)))  # an int: default_rng(int)
+    rng = np.random.default_rng(4)  # a Generator is used as is: the second scene continues its stream
+    assert np.array_equal(render_jittered(entities, rng), jittered)
+    assert not np.array_equal(render_jittered(entities, rng), jittered)
+    with pytest.raises(TypeError):  # the old call render(entities, rng) is refused, not silently canonical
+        render(entities, np.random.default_rng(0))
 
 
 def test_tokenize_and_refusals():
@@ -57,7 +72,7 @@ def test_scene_mix_and_prompt_splits():
 def test_every_planner_count_puts_each_object_inside_its_region(k):
     """3 entities: vertical thirds (edges 0, 5, 10, 16); 5: three over two; each object drawn within its box."""
     entities = [OBJECTS[j] for j in (0, 4, 8, 2, 6, 10)[:k]]
-    image = render(entities, np.random.default_rng(k))
+    image = render_jittered(entities, np.random.default_rng(k))
     boxes = object_boxes(k)
     assert len(boxes) == k
     if k == 3:

@@ -19,7 +19,7 @@ from icml24._estimator import Estimator
 from icml24._random import check_random_state
 from icml24._validation import FittedAttributes, check_finite
 
-from .scenes import OBJECTS, object_boxes, render, single_places
+from .scenes import OBJECTS, object_boxes, render_jittered, single_places
 
 NONE = len(OBJECTS)  # the "no recognisable object" class
 
@@ -53,12 +53,12 @@ def _training_crops(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nd
                 canvas += rng.uniform(0, 0.6) * (rng.random((3, 16, 16)) < 0.15)
         elif rng.random() < 0.5:  # an object shrunk into a 5- or 6-pixel-wide region (3 or 5 objects)
             width = int(rng.integers(5, 7))
-            canvas = render([OBJECTS[label]], rng, slots=[2], jitter=1.0, scale=width / 7.0)
+            canvas = render_jittered([OBJECTS[label]], rng, slots=[2], jitter=1.0, scale=width / 7.0)
             left = int(rng.integers(1, 9 - width))
             canvas[:, :, :left] = -1.0
             canvas[:, :, left + width:8] = -1.0
         else:
-            canvas = render([OBJECTS[label]], rng, slots=[2], jitter=1.0)  # slot 2: top-left quadrant
+            canvas = render_jittered([OBJECTS[label]], rng, slots=[2], jitter=1.0)  # slot 2: top-left quadrant
         crop = canvas[:, 0:8, 0:8]
         crop = crop + rng.normal(0, rng.uniform(0, 0.25), crop.shape)  # generation noise
         crops[i], labels[i] = np.clip(crop, -1, 1), label

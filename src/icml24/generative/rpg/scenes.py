@@ -15,7 +15,7 @@ import itertools
 
 import numpy as np
 
-from icml24._random import check_random_state
+from icml24._random import RandomState, check_random_state
 
 from .planner import default_layout
 
@@ -79,10 +79,24 @@ def draw_object(canvas: np.ndarray, entity: str, center: tuple[float, float], ra
     canvas[:, inside] = np.asarray(COLORS[color])[:, None]
 
 
-def render(entities: list[str], rng: np.random.Generator | None = None, slots: list[int] | None = None,
-           jitter: float = 0.75, scale: float = 1.0) -> np.ndarray:
-    """A (3, 16, 16) scene with ``entities`` in reading order, each in its slot of ``object_boxes``; a lone entity
-    goes to ``slots[0]`` of the six ``single_places`` (drawn at ``scale``)."""
+def render(entities: list[str], *, slots: list[int] | None = None, scale: float = 1.0) -> np.ndarray:
+    """The canonical (3, 16, 16) scene, with no randomness: ``entities`` in reading order, each centred in its slot
+    of ``object_boxes`` with radius 3 x its scale; a lone entity goes to ``slots[0]`` of the six ``single_places``
+    (drawn at ``scale``). :func:`render_jittered` draws a randomly perturbed one."""
+    return _paint(entities, slots, scale)
+
+
+def render_jittered(entities: list[str], random_state: RandomState = None, slots: list[int] | None = None,
+                    jitter: float = 0.75, scale: float = 1.0) -> np.ndarray:
+    """The scene of :func:`render` with every object moved by up to ``jitter`` x its scale pixels per axis and its
+    radius drawn in [2.6, 3.3] x its scale (the training scenes' variety); ``random_state`` is None (fresh
+    entropy), an int or a numpy Generator (used as is, so successive scenes continue its stream)."""
+    return _paint(entities, slots, scale, check_random_state(random_state), jitter)
+
+
+def _paint(entities: list[str], slots: list[int] | None, scale: float, rng: np.random.Generator | None = None,
+           jitter: float = 0.0) -> np.ndarray:
+    """Draw the scene; ``rng`` None: canonical centres and radii, else jittered ones drawn from it."""
     canvas = -np.ones((3, CANVAS, CANVAS))
     if len(entities) == 1 and slots is not None:
         boxes = [single_places()[slots[0]]]
@@ -132,7 +146,7 @@ def sample_scenes(n: int, random_state=None, counts: tuple[int, ...] = COUNTS,
     images, captions = np.empty((n, 3, CANVAS, CANVAS)), []
     for i, k in enumerate(counts):
         entities = [OBJECTS[j] for j in rng.integers(0, len(OBJECTS), size=k)]
-        images[i] = render(entities, rng, slots=[int(rng.integers(0, 6))] if k == 1 else None)
+        images[i] = render_jittered(entities, rng, slots=[int(rng.integers(0, 6))] if k == 1 else None)
         captions.append(caption(entities))
     return images, captions
 
