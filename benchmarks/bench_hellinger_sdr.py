@@ -5,8 +5,11 @@
    time ratio, for the k-d tree and the sorted sweep; and the paper's objective ``beta -> B(X beta, y)`` as the
    optimizer calls it (integer sweep).
 2. SIR, SAVE and directional regression against naive implementations (covariance and slice moments by
-   per-observation loops, as a textbook writes them): no peer library is installed here (``sliced`` is not,
-   and R's ``dr`` cannot run), so the naive code is the peer. Directions must agree (subspace distance).
+   per-observation loops, as a textbook writes them). No maintained peer library installs: ``sliced`` 0.7.0 (the
+   Python SDR toolbox, last release 2018) imports ``pkg_resources`` and ``six``, which the venv does not have, and
+   R's ``dr`` cannot run here; so the naive code is the peer. Directions must agree (subspace distance < 1e-8).
+
+Every time is the median of ``--repeats`` (>= 5) runs after a warm-up; exits 1 when a comparison's outputs disagree.
 
     python benchmarks/bench_hellinger_sdr.py [--repeats 5]
 """
@@ -15,9 +18,9 @@ from __future__ import annotations
 
 import argparse
 import math
-import time
 
 import numpy as np
+from _timing import check, finish, median_of
 
 from icml24.sdr import (
     SAVE,
@@ -73,12 +76,8 @@ def naive_direction(method: str, X: np.ndarray, y: np.ndarray, h: int) -> np.nda
 
 
 def timed(fn, repeats: int):
-    best, result = math.inf, None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return result, best
+    """``(fn(), median seconds of max(repeats, 5) runs after a warm-up)``."""
+    return median_of(fn, repeats=max(repeats, 5))
 
 
 def main() -> None:
@@ -91,10 +90,10 @@ def main() -> None:
     for n in (400, 4000):
         x = rng.standard_normal(n)
         y = np.sin(2 * x) + 0.3 * rng.standard_normal(n)
-        reference, loop_s = timed(lambda: loop_bhattacharyya(x, y), max(1, args.repeats // 2))  # noqa: B023
+        reference, loop_s = timed(lambda: loop_bhattacharyya(x, y), args.repeats)  # noqa: B023
         for algorithm in ("kdtree", "sweep"):
             ours, ours_s = timed(lambda: bhattacharyya(x, y, algorithm), args.repeats)  # noqa: B023
-            assert abs(ours - reference) < 1e-10, (ours, reference)
+            check(abs(ours - reference) < 1e-10, f"B at n={n} ({algorithm}): {ours} vs loop {reference}")
             print(f"  n={n:5d} {algorithm:7s}: loop {loop_s * 1e3:8.2f} ms, ours {ours_s * 1e3:7.3f} ms, "
                   f"speed-up {loop_s / ours_s:6.1f}x, B = {ours:.6f} (loop {reference:.6f})")
         X = rng.standard_normal((n, 10))
@@ -102,8 +101,8 @@ def main() -> None:
         objective = ProjectionObjective(X, response)
         beta = rng.standard_normal(10)
         ours, ours_s = timed(lambda: objective(beta), args.repeats * 20)  # noqa: B023
-        reference, loop_s = timed(lambda: loop_bhattacharyya(X @ beta, response), 1)  # noqa: B023
-        assert abs(ours - reference) < 1e-10
+        reference, loop_s = timed(lambda: loop_bhattacharyya(X @ beta, response), args.repeats)  # noqa: B023
+        check(abs(ours - reference) < 1e-10, f"objective at n={n}: {ours} vs loop {reference}")
         print(f"  n={n:5d} objective B(X beta, y) as the optimizer calls it: {ours_s * 1e6:8.1f} us, "
               f"speed-up {loop_s / ours_s:6.1f}x")
 
@@ -114,9 +113,10 @@ def main() -> None:
         ours, ours_s = timed(lambda: cls().fit(X, y).directions_, args.repeats)  # noqa: B023
         naive, naive_s = timed(lambda: naive_direction(method, X, y, h), args.repeats)  # noqa: B023
         distance = subspace_distance(ours, naive)
-        assert distance < 1e-8, distance
+        check(distance < 1e-8, f"{name}: subspace distance {distance:.1e} to the naive direction")
         print(f"  {name:4s}: naive {naive_s * 1e3:7.2f} ms, ours {ours_s * 1e3:6.2f} ms, "
               f"speed-up {naive_s / ours_s:5.1f}x, subspace distance {distance:.1e}")
+    finish()
 
 
 if __name__ == "__main__":
