@@ -24,6 +24,7 @@ _EXPORTS: dict[str, str] = {
     "generate": ".synthetic",
     "causallearn_ges": ".peer",
     "CausalLearnScore": ".peer",
+    "MarginalLikelihoodScore": ".marginal",
 }
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
