@@ -60,6 +60,16 @@ def test_root_comes_from_data_root(tmp_path, monkeypatch):
     assert str(tmp_path / "home" / ".cache" / "icml24" / "collective-cert") in str(err.value)
 
 
+def test_split_random_state_int_is_the_official_seed_and_generators_are_accepted():
+    """An int re-seeds ``RandomState(int)`` (the official procedure); a Generator gives one int draw, reproducibly."""
+    y = np.random.default_rng(0).integers(0, 3, 600)
+    train, _, _ = cert_split(y, 50, random_state=7)
+    first = np.random.RandomState(7).permutation(np.flatnonzero(y == 0))[:50]
+    assert set(first) <= set(train) and len(train) == 150
+    drawn = [cert_split(y, 50, random_state=np.random.default_rng(1)) for _ in range(2)]
+    assert all(np.array_equal(a, b) for a, b in zip(*drawn))
+
+
 def test_split_rejects_small_classes():
     with pytest.raises(ValueError, match="fewer than"):
         cert_split(np.array([0] * 10 + [1] * 200), n_per_class=50)

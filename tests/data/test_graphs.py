@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 import torch
 
@@ -28,20 +29,29 @@ def test_planetoid_missing_names_folder_and_variable(tmp_path):
 
 @pytest.mark.parametrize("homophily", [0.1, 0.3, 0.5, 0.7, 0.9])
 def test_csbm_homophily_matches(homophily):
-    data = csbm(num_nodes=2000, num_features=20, num_classes=3, homophily=homophily, seed=1)
+    data = csbm(num_nodes=2000, num_features=20, num_classes=3, homophily=homophily, random_state=1)
     assert abs(edge_homophily(data.edge_index, data.y) - homophily) < 0.05
     assert data.is_undirected() and not data.has_self_loops()
     assert int(data.train_mask.sum() + data.val_mask.sum() + data.test_mask.sum()) == 2000
 
 
 def test_csbm_is_seeded_and_informative():
-    a, b = csbm(300, 10, 2, 0.5, seed=4), csbm(300, 10, 2, 0.5, seed=4)
+    a, b = csbm(300, 10, 2, 0.5, random_state=4), csbm(300, 10, 2, 0.5, random_state=4)
     assert torch.equal(a.x, b.x) and torch.equal(a.edge_index, b.edge_index)
-    strong = csbm(1000, 10, 2, 0.5, feature_signal=5.0, seed=0)
+    strong = csbm(1000, 10, 2, 0.5, feature_signal=5.0, random_state=0)
     means = torch.stack([strong.x[strong.y == c].mean(0) for c in range(2)])
     assert (means[0] - means[1]).norm() > 1.0
     with pytest.raises(ValueError, match="homophily"):
         csbm(homophily=1.5)
+
+
+def test_csbm_random_state_is_a_generator_or_its_int():
+    """One seed name (#46): a numpy Generator is used as is, so ``default_rng(4)`` draws the graph of ``4``."""
+    a, b = csbm(300, 10, 2, 0.5, random_state=4), csbm(300, 10, 2, 0.5, random_state=np.random.default_rng(4))
+    assert torch.equal(a.x, b.x) and torch.equal(a.edge_index, b.edge_index) and torch.equal(a.test_mask, b.test_mask)
+    assert not torch.equal(a.x, csbm(300, 10, 2, 0.5, random_state=5).x)
+    with pytest.raises(ValueError, match="random_state"):
+        csbm(300, 10, 2, 0.5, random_state=-1)
 
 
 def test_a_crafted_planetoid_pickle_is_refused_before_it_is_read(tmp_path):

@@ -44,9 +44,9 @@ def test_label_maps():
 
 
 def test_splits_partition_and_tasks_share_inputs():
-    train, val, test = split_indices(100, seed=0)
+    train, val, test = split_indices(100, random_state=0)
     assert len(set(train) | set(val) | set(test)) == 100 and len(test) == 20
-    tasks = image_tasks("digits", specs=TASK_SPECS[:4], seed=0)
+    tasks = image_tasks("digits", specs=TASK_SPECS[:4], random_state=0)
     assert [t.name for t in tasks] == list(TASK_SPECS[:4])
     parity = tasks[3]
     assert parity.num_classes == 2 and set(np.unique(parity.y_train)) == {0, 1}

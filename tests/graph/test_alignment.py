@@ -113,7 +113,7 @@ def test_track_gcn_alignment_on_tiny_graph():
     train = torch.zeros(n, dtype=torch.bool)
     train[:9] = True
     data = Data(x=x, edge_index=edge_index, y=y, train_mask=train, test_mask=~train, num_nodes=n)
-    tracker = track_gcn_alignment(data, steps=20, every=10, lr=0.5, seed=0)
+    tracker = track_gcn_alignment(data, steps=20, every=10, lr=0.5, random_state=0)
     arrays = tracker.as_arrays()
     assert arrays["step"].tolist() == [0.0, 10.0, 20.0]
     assert np.all(np.isfinite(arrays["ntk_graph"])) and np.all(np.isfinite(arrays["ntk_label"]))

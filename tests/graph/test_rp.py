@@ -237,7 +237,7 @@ def test_an_indefinite_operator_warns():
 def test_select_chooses_on_validation_only():
     from icml24.data import csbm
 
-    data = csbm(num_nodes=120, num_features=20, num_classes=3, homophily=0.8, seed=1, split=(0.2, 0.3))
+    data = csbm(num_nodes=120, num_features=20, num_classes=3, homophily=0.8, random_state=1, split=(0.2, 0.3))
     grid = {"k": [1, 2], "gamma": [1.0], "lr": [1.0]}
     model = GeneralizedRP.select(data, grid, steps=50)
     table = model.selection_

@@ -71,14 +71,14 @@ def test_patience_stops_after_that_many_evaluations_without_improvement():
 
 @pytest.fixture(scope="module")
 def graph():
-    return csbm(num_nodes=120, num_features=16, num_classes=3, homophily=0.9, feature_signal=2.0, seed=0,
+    return csbm(num_nodes=120, num_features=16, num_classes=3, homophily=0.9, feature_signal=2.0, random_state=0,
                 avg_degree=5.0, split=(0.3, 0.2))
 
 
 def test_same_generator_same_fit_and_global_rng_untouched(graph):
     models = [GCN(graph.num_features, 3) for _ in range(3)]
     state = torch.get_rng_state()
-    fits = [fit_node_classifier(model, graph, epochs=15, generator=torch.Generator().manual_seed(seed))
+    fits = [fit_node_classifier(model, graph, epochs=15, random_state=torch.Generator().manual_seed(seed))
             for model, seed in zip(models, (0, 0, 1))]
     assert torch.equal(torch.get_rng_state(), state)  # initialization and dropout drew from the generator only
     assert fits[0].val_history == fits[1].val_history and fits[0].test_acc == fits[1].test_acc
@@ -89,16 +89,31 @@ def test_same_generator_same_fit_and_global_rng_untouched(graph):
     assert torch.equal(torch.get_rng_state(), state)
 
 
+def test_random_state_int_is_its_torch_generator_and_none_leaves_global_rng_alone(graph):
+    """One seed name (#46): an int ``s`` gives the fit of ``torch.Generator().manual_seed(s)``; None draws fresh
+    entropy and never reads or moves torch's global generator."""
+    models = [GCN(graph.num_features, 3) for _ in range(2)]
+    by_int = fit_node_classifier(models[0], graph, epochs=10, random_state=3)
+    by_generator = fit_node_classifier(models[1], graph, epochs=10, random_state=torch.Generator().manual_seed(3))
+    assert by_int.val_history == by_generator.val_history and torch.equal(models[0].lin1.weight, models[1].lin1.weight)
+    model = GCN(graph.num_features, 3)
+    state = torch.get_rng_state()
+    fit_node_classifier(model, graph, epochs=2)
+    assert torch.equal(torch.get_rng_state(), state)
+    with pytest.raises(ValueError, match="random_state"):
+        fit_node_classifier(GCN(graph.num_features, 3), graph, epochs=2, random_state=-1)
+
+
 def test_training_learns_and_eval_data_and_perturb(graph):
     gen = torch.Generator().manual_seed(0)
-    result = fit_node_classifier(GCN(graph.num_features, 3), graph, epochs=60, generator=gen)
+    result = fit_node_classifier(GCN(graph.num_features, 3), graph, epochs=60, random_state=gen)
     assert result.test_acc > 0.8 and 1 <= result.best_epoch <= 60 and result.seconds > 0
     assert set(result.as_dict()) == {"best_epoch", "val_acc", "test_acc", "epochs", "seconds"}
     # train on the training nodes' induced copy, select and test on the whole graph
     train = graph.train_mask.nonzero().view(-1)
     small = Data(x=graph.x[train], y=graph.y[train], edge_index=torch.empty(2, 0, dtype=torch.long))
     result = fit_node_classifier(MLP(graph.num_features, 3), small, epochs=30, eval_data=graph,
-                                 generator=torch.Generator().manual_seed(0))
+                                 random_state=torch.Generator().manual_seed(0))
     assert result.test_acc > 0.5
     calls = []
 
@@ -107,7 +122,7 @@ def test_training_learns_and_eval_data_and_perturb(graph):
         return edge_index[:, torch.rand(edge_index.shape[1], generator=generator) < 0.5]
 
     gen = torch.Generator().manual_seed(0)
-    fit_node_classifier(GCN(graph.num_features, 3), graph, epochs=10, eval_every=5, perturb=perturb, generator=gen)
+    fit_node_classifier(GCN(graph.num_features, 3), graph, epochs=10, eval_every=5, perturb=perturb, random_state=gen)
     assert len(calls) == 12 and all(g is gen for g in calls)  # 10 training forwards, 2 evaluations
 
 

@@ -113,8 +113,8 @@ def test_gcond_time_is_projected_to_the_official_epochs():
 def test_a_graph_without_official_config_is_tuned_on_validation(monkeypatch):
     calls = []
 
-    def fake_select(data, candidates, rate, seed, eval_epochs, real, **shared):
-        calls.append((candidates, rate, seed, eval_epochs, shared))
+    def fake_select(data, candidates, rate, random_state, eval_epochs, real, **shared):
+        calls.append((candidates, rate, random_state, eval_epochs, shared))
         scores = [{"candidate": i, "val_acc": acc} for i, acc in enumerate((0.6, 0.7, 0.7))]
         return _Fitted(), scores
 

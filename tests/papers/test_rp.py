@@ -58,8 +58,8 @@ def test_alignment_runner_seed_zero_is_the_official_seed(planetoid_available, tm
     assert metrics["align_s4_y"] == pytest.approx(0.106, abs=0.002)
     seeds = []
 
-    def capture(data, seed, **kwargs):
-        seeds.append(seed)
+    def capture(data, random_state, **kwargs):
+        seeds.append(random_state)
         raise RuntimeError("stop")
 
     monkeypatch.setattr(paper, "track_gcn_alignment", capture)
@@ -87,7 +87,7 @@ def test_every_homophily_level_draws_its_own_features(monkeypatch):
     drawn = []
 
     def capture(**kwargs):
-        drawn.append(kwargs["seed"])
+        drawn.append(kwargs["random_state"])
         raise RuntimeError("stop")
 
     monkeypatch.setattr(paper, "csbm", capture)
@@ -164,7 +164,7 @@ def test_heterophily_null_changes_only_the_edges(monkeypatch):
     level's own, and only the edges are blind to the labels."""
     from icml24.data import csbm
 
-    common = dict(num_nodes=200, num_features=10, num_classes=5, feature_signal=0.35, seed=7, avg_degree=10.0,
+    common = dict(num_nodes=200, num_features=10, num_classes=5, feature_signal=0.35, random_state=7, avg_degree=10.0,
                   split=(0.1, 0.2))
     homophilic, blind = csbm(homophily=0.9, **common), csbm(homophily=0.2, **common)
     assert torch.equal(homophilic.x, blind.x) and torch.equal(homophilic.y, blind.y)

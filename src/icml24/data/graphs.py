@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from icml24._random import check_random_state
+
 PLANETOID_NAMES = {"cora": "Cora", "citeseer": "CiteSeer", "pubmed": "PubMed"}
 _PLANETOID_URL = "https://github.com/kimiyoung/planetoid/raw/master/data"
 _PLANETOID_SUFFIXES = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
@@ -136,7 +138,7 @@ def edge_homophily(edge_index: torch.Tensor, y: torch.Tensor) -> float:
 
 
 def csbm(num_nodes: int = 1000, num_features: int = 100, num_classes: int = 2, homophily: float = 0.8,
-         feature_signal: float = 1.0, seed: int = 0, avg_degree: float = 10.0,
+         feature_signal: float = 1.0, random_state=0, avg_degree: float = 10.0,
          split: tuple[float, float] = (0.6, 0.2)):
     """Contextual stochastic block model with a chosen edge homophily.
 
@@ -145,6 +147,8 @@ def csbm(num_nodes: int = 1000, num_features: int = 100, num_classes: int = 2, h
     measured edge homophily matches the parameter up to sampling noise. Features are
     ``x_i = feature_signal * mu_{y_i} + eps_i`` with class means ``mu_c ~ N(0, I/num_features)`` and
     noise ``eps_i ~ N(0, I/num_features)``. Train/val/test masks are a random ``split`` of the nodes.
+    ``random_state`` (None, an int or a numpy Generator; :func:`icml24._random.check_random_state`) draws
+    labels, edges, features and split.
     """
     if not 0.0 <= homophily <= 1.0:
         raise ValueError(f"homophily must lie in [0, 1], got {homophily}")
@@ -153,7 +157,7 @@ def csbm(num_nodes: int = 1000, num_features: int = 100, num_classes: int = 2, h
     from torch_geometric.data import Data
     from torch_geometric.utils import coalesce, to_undirected
 
-    rng = np.random.default_rng(seed)
+    rng = check_random_state(random_state)
     y = rng.permutation(np.arange(num_nodes) % num_classes)
     members = np.argsort(y, kind="stable")  # node ids grouped by class
     class_size = np.bincount(y, minlength=num_classes)

@@ -17,6 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from icml24._random import check_random_state, seed_int
 from icml24._validation import check_finite
 
 #: A fixed task order (the first 4, 8 or 14 are used, as the TALL-masks paper uses the first T of a fixed list).
@@ -69,15 +70,17 @@ def digits() -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     return (data.data / 16.0).astype(np.float32), data.target.astype(np.int64), (8, 8)
 
 
-def mnist1d(num_samples: int = 5000, seed: int = 42) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+def mnist1d(num_samples: int = 5000, random_state=42) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     """MNIST-1D generated offline: ``x [num_samples, 40]`` float32 (standardized), ``y`` int64, shape ``(40,)``.
 
-    Uses ``mnist1d.data.make_dataset`` with the package's default arguments (``seed=42``, 5000 samples gives the
-    standard dataset); the global ``random``/``numpy`` states it reseeds are restored afterwards.
+    Uses ``mnist1d.data.make_dataset`` with the package's default arguments (its ``seed=42`` is the default
+    ``random_state``; 5000 samples gives the standard dataset); the package takes an int seed: ``random_state``
+    itself when an int, else one draw from it (:func:`icml24._random.seed_int`). The global ``random``/``numpy``
+    states it reseeds are restored afterwards.
     """
     if num_samples < 10:
         raise ValueError(f"num_samples must be at least 10 (one per class), got {num_samples}")
-    x, y = _generate_mnist1d(int(num_samples), int(seed))
+    x, y = _generate_mnist1d(int(num_samples), seed_int(random_state))
     return x.copy(), y.copy(), (x.shape[1],)
 
 
@@ -191,21 +194,23 @@ def label_map(spec: str, num_source_classes: int = 10) -> np.ndarray:
     return labels.astype(np.int64)
 
 
-def split_indices(num_samples: int, seed: int = 0, val_fraction: float = 0.2,
+def split_indices(num_samples: int, random_state=0, val_fraction: float = 0.2,
                   test_fraction: float = 0.2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A seeded random train / validation / test partition of ``range(num_samples)``."""
+    """A random train / validation / test partition of ``range(num_samples)`` drawn from ``random_state`` (None, an
+    int or a numpy Generator; :func:`icml24._random.check_random_state`)."""
     if not (0 < val_fraction < 1 and 0 < test_fraction < 1 and val_fraction + test_fraction < 1):
         raise ValueError("val_fraction and test_fraction must be in (0, 1) and sum to less than 1")
-    order = np.random.default_rng(seed).permutation(num_samples)
+    order = check_random_state(random_state).permutation(num_samples)
     num_test, num_val = int(round(test_fraction * num_samples)), int(round(val_fraction * num_samples))
     return order[num_test + num_val:], order[num_test:num_test + num_val], order[:num_test]
 
 
-def image_tasks(source: str = "digits", specs: tuple[str, ...] | list[str] = TASK_SPECS, seed: int = 0,
+def image_tasks(source: str = "digits", specs: tuple[str, ...] | list[str] = TASK_SPECS, random_state=0,
                 val_fraction: float = 0.2, test_fraction: float = 0.2) -> list[ImageTask]:
-    """Derived tasks of ``source`` (``"digits"`` or ``"mnist1d"``), all on the same seeded split of the inputs."""
+    """Derived tasks of ``source`` (``"digits"`` or ``"mnist1d"``), all on the same random split of the inputs
+    (:func:`split_indices` with ``random_state``)."""
     x, y, shape = load_source(source)
-    train, val, test = split_indices(len(y), seed, val_fraction, test_fraction)
+    train, val, test = split_indices(len(y), random_state, val_fraction, test_fraction)
     value_range = (float(x.min()), float(x.max()))
     tasks = []
     for spec in specs:

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from .._random import seed_int
 from .operators import normalize_features, normalized_adjacency
 
 __all__ = ["centered_kernel_alignment", "empirical_ntk", "graph_kernel", "TwoLayerGCN", "AlignmentTracker",
@@ -237,7 +238,7 @@ def _center(kernel: torch.Tensor) -> torch.Tensor:
 
 def track_gcn_alignment(data, steps: int = 2000, every: int = 200, hidden: int = 16, lr: float = 0.01,
                         momentum: float = 0.9, weight_decay: float = 5e-4, convention: str = "summed",
-                        seed: int | None = None, device: str = "cpu",
+                        random_state=None, device: str = "cpu",
                         callback: Callable[[dict[str, float]], None] | None = None) -> AlignmentTracker:
     """Train the paper's two-layer GCN and track its NTK alignment (the paper's alignment figure).
 
@@ -245,9 +246,10 @@ def track_gcn_alignment(data, steps: int = 2000, every: int = 200, hidden: int =
     training nodes, no dropout, as the official ``Visualization/main_realworld.py``. The NTK is the analytic
     one of :meth:`TwoLayerGCN.ntk` over all nodes, recorded at step 0 and every ``every`` steps, compared with
     ``S^4`` and ``Y Y^T`` (labels of all nodes). ``data``: a PyG ``Data`` with x, edge_index, y, train/test masks.
-    ``seed`` seeds the model's initialization as ``torch.manual_seed(seed)`` does just before the model is built
-    (the official script's ``--seed 123`` gives its exact initialization), inside ``fork_rng``: the caller's global
-    generator is left untouched. ``device`` runs training and the NTK there.
+    ``random_state`` seeds the model's initialization as ``torch.manual_seed(seed)`` does just before the model is
+    built, with ``seed`` the int ``random_state`` (the official script's ``--seed 123`` gives its exact
+    initialization) or else one draw from it (:func:`icml24._random.seed_int`; None: fresh entropy), inside
+    ``fork_rng``: the caller's global generator is left untouched. ``device`` runs training and the NTK there.
     """
     n = int(data.num_nodes)
     operator64 = normalized_adjacency(data.edge_index, n).to(device)
@@ -261,8 +263,7 @@ def track_gcn_alignment(data, steps: int = 2000, every: int = 200, hidden: int =
     feature_gram = sx.to(torch.float64) @ sx.to(torch.float64).T
 
     with torch.random.fork_rng(devices=[]):
-        if seed is not None:
-            torch.manual_seed(seed)
+        torch.manual_seed(seed_int(random_state))
         model = TwoLayerGCN(operator, x.shape[1], hidden, num_classes).to(device)
     decayed = [p for name, p in model.named_parameters() if "bias" not in name]
     undecayed = [p for name, p in model.named_parameters() if "bias" in name]

@@ -19,6 +19,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from icml24._random import torch_generator
+
 __all__ = ["TrainingResult", "fit_node_classifier", "forked_rng"]
 
 
@@ -49,14 +51,17 @@ class TrainingResult:
 
 
 @contextlib.contextmanager
-def forked_rng(generator: torch.Generator | None = None) -> Iterator[None]:
+def forked_rng(random_state=None) -> Iterator[None]:
     """Run a block on a private copy of torch's global generator, restored afterwards.
 
-    With ``generator``, the copy is seeded from one draw of it, so the block's global-RNG users (module
-    initialization, dropout, library code that takes no generator) are determined by ``generator``; without,
-    the block starts from the current global state. Either way the caller's global state is left as it was.
+    With ``random_state`` (an int, a torch or numpy Generator; :func:`icml24._random.torch_generator`), the copy
+    is seeded from one draw of its torch generator, so the block's global-RNG users (module initialization,
+    dropout, library code that takes no generator) are determined by it; with ``None``, the block starts from
+    the current global state (nothing is seeded). Either way the caller's global state is left as it was.
     """
-    seed = None if generator is None else int(torch.randint(0, 2**62, (1,), generator=generator))
+    seed = None
+    if random_state is not None:
+        seed = int(torch.randint(0, 2**62, (1,), generator=torch_generator(random_state)))
     with torch.random.fork_rng(devices=list(range(torch.cuda.device_count()))):
         if seed is not None:
             torch.manual_seed(seed)
@@ -106,7 +111,7 @@ def _accuracy(predicted: Tensor, y: Tensor, nodes: Tensor | None) -> float:
 
 
 def fit_node_classifier(model: nn.Module, data, epochs: int = 200, lr: float = 0.01, weight_decay: float = 5e-4,
-                        patience: int | None = None, generator: torch.Generator | None = None, *,
+                        patience: int | None = None, random_state=None, *,
                         eval_data=None, train=None, val=None, test=None, eval_every: int = 1,
                         perturb: Callable[[Tensor, torch.Generator | None], Tensor] | None = None,
                         reset: bool = True) -> TrainingResult:
@@ -119,17 +124,19 @@ def fit_node_classifier(model: nn.Module, data, epochs: int = 200, lr: float = 0
         epochs (int, default 200), lr (float, default 0.01), weight_decay (float, default 5e-4): Adam.
         patience (int, optional): stop once more than ``patience`` evaluations in a row brought no better
             validation accuracy (default: run every epoch).
-        generator (torch.Generator, optional): every random draw of the fit (initialization, dropout, ``perturb``)
-            derives from it, and torch's global generator is left untouched (:func:`forked_rng`); without it the
-            global generator is used, as by any torch code.
+        random_state (None, int, torch or numpy Generator): every random draw of the fit (initialization,
+            dropout, ``perturb``) derives from its torch generator (:func:`icml24._random.torch_generator`: an int
+            ``s`` is ``torch.Generator().manual_seed(s)``, a torch Generator is used as is, ``None`` is fresh
+            entropy), and torch's global generator is left untouched (:func:`forked_rng`).
         eval_data (Data, optional): the graph to select and test on (``x``, ``y``, graph, ``val_mask``,
             ``test_mask``); default ``data``. Graph distillation trains on a small graph and selects on the real one.
         train, val, test (bool mask or node ids, optional): override ``train_mask`` of ``data`` and ``val_mask``,
             ``test_mask`` of ``eval_data``.
         eval_every (int, default 1): epochs between evaluations (the last epoch is always evaluated).
         perturb (callable, optional): ``perturb(graph, generator) -> graph``, a random graph drawn before every
-            forward pass, training and evaluation alike (training under noise, e.g. randomized smoothing).
-        reset (bool, default True): redraw the parameters (``reset_parameters``) from ``generator`` first, so
+            forward pass, training and evaluation alike (training under noise, e.g. randomized smoothing); it
+            receives the fit's torch generator.
+        reset (bool, default True): redraw the parameters (``reset_parameters``) from ``random_state`` first, so
             that the fit starts fresh; ``False`` continues from the current weights.
 
     Returns:
@@ -146,11 +153,12 @@ def fit_node_classifier(model: nn.Module, data, epochs: int = 200, lr: float = 0
     val_nodes = _nodes(val, eval_data, "val_mask", eval_y.shape[0], required=True)
     test_nodes = _nodes(test, eval_data, "test_mask", eval_y.shape[0], required=False)
     train_y = y if train_nodes is None else y[train_nodes]
+    generator = torch_generator(random_state)
 
     def draw(g: Tensor) -> Tensor:
         return g if perturb is None else perturb(g, generator)
 
-    with forked_rng(generator) if generator is not None else contextlib.nullcontext():
+    with forked_rng(generator):
         if reset:
             _reset(model)
         optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)

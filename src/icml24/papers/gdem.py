@@ -84,7 +84,7 @@ def _load(dataset: str):
     from icml24.data import csbm, planetoid
 
     if dataset == "csbm":
-        data = csbm(num_nodes=240, num_features=32, num_classes=3, homophily=0.8, feature_signal=2.0, seed=0,
+        data = csbm(num_nodes=240, num_features=32, num_classes=3, homophily=0.8, feature_signal=2.0, random_state=0,
                     avg_degree=6.0, split=(0.25, 0.25))
         data.x = data.x.abs()  # non-negative, like bag-of-words features
     else:
@@ -97,7 +97,7 @@ def _gdem(rate: float, seed: int, distill_epochs: int = 0) -> GDEM:
     if rate not in CONFIGS:
         raise ValueError(f"no official configuration for reduction rate {rate}; use one of {sorted(CONFIGS)}")
     config = dict(CONFIGS[rate], **({"epochs": distill_epochs} if distill_epochs > 0 else {}))
-    return GDEM(reduction_rate=rate, seed=seed, **config, **INIT)
+    return GDEM(reduction_rate=rate, random_state=seed, **config, **INIT)
 
 
 def _has_official_config(dataset: str) -> bool:
@@ -112,8 +112,8 @@ def _fit_gdem(dataset: str, data, real, rate: float, seed: int, eval_epochs: int
         model.config_rate_ = rate  # the official configuration of this rate
         return model
     override = {"epochs": distill_epochs} if distill_epochs > 0 else {}
-    model, scores = select_gdem(data, [dict(config, **override) for config in CONFIGS.values()], rate, seed=seed,
-                                eval_epochs=eval_epochs, real=real, **INIT)
+    model, scores = select_gdem(data, [dict(config, **override) for config in CONFIGS.values()], rate,
+                                random_state=seed, eval_epochs=eval_epochs, real=real, **INIT)
     best = int(np.argmax([s["val_acc"] for s in scores]))  # select_gdem keeps the first best
     model.config_rate_ = list(CONFIGS)[best]  # the CiteSeer rate whose official configuration validation chose
     return model
@@ -154,8 +154,8 @@ def accuracy(ctx, datasets: list[str] = ("citeseer",), rates: list[float] = (0.2
     table = []
     for dataset in datasets:
         data, real = _load(dataset)
-        result, model = train_on_whole_graph(real, epochs=eval_epochs, generator=ctx.torch_generator(dataset, "whole"),
-                                             return_model=True)
+        result, model = train_on_whole_graph(real, epochs=eval_epochs,
+                                             random_state=ctx.torch_generator(dataset, "whole"), return_model=True)
         metrics[f"{dataset}_whole"] = 100 * result["test_acc"]
         with torch.no_grad():
             embeddings = torch.log_softmax(model(real.x, real.adj), dim=1)
@@ -166,9 +166,9 @@ def accuracy(ctx, datasets: list[str] = ("citeseer",), rates: list[float] = (0.2
                 gdem = _fit_gdem(dataset, data, real, rate, ctx.child_seed(dataset, _tag(rate), "gdem"), eval_epochs,
                                  distill_epochs)
             gcond = GCond(reduction_rate=rate, epochs=gcond_epochs,
-                          seed=ctx.child_seed(dataset, _tag(rate), "gcond")).fit(data)
+                          random_state=ctx.child_seed(dataset, _tag(rate), "gcond")).fit(data)
             start = time.perf_counter()
-            coreset = random_coreset(data, counts, seed=ctx.child_seed(dataset, _tag(rate), "random"))
+            coreset = random_coreset(data, counts, random_state=ctx.child_seed(dataset, _tag(rate), "random"))
             coreset_seconds = time.perf_counter() - start
             if method != "gdem":  # the null in GDEM's slot: the baseline's own graph and seconds
                 gdem = _Slot(coreset, coreset_seconds) if method == "random" else _Slot(gcond.graph_, _timing(
@@ -178,7 +178,7 @@ def accuracy(ctx, datasets: list[str] = ("citeseer",), rates: list[float] = (0.2
             tag = f"{dataset}_{{}}_{_tag(rate)}"
             for name, graph in graphs.items():  # not `method`: that would overwrite the slot's method
                 result = train_on_synthetic(graph, real, epochs=eval_epochs,
-                                            generator=ctx.torch_generator(dataset, _tag(rate), "eval"))
+                                            random_state=ctx.torch_generator(dataset, _tag(rate), "eval"))
                 metrics[tag.format(name)] = 100 * result["test_acc"]
             metrics[tag.format("nodes")] = float(counts.sum())
             # the configuration GDEM ran with: the CiteSeer rate whose official configuration it is (chosen on
@@ -260,11 +260,11 @@ def cross_architecture(ctx, dataset: str = "citeseer", rate: float = 0.5, eval_e
         graph = _gdem(rate, ctx.child_seed("gdem"), distill_epochs).fit(data).graph_
     else:
         counts = synthetic_label_counts(data.y[data.train_mask], rate, int(data.y.max()) + 1)
-        graph = random_coreset(data, counts, seed=ctx.child_seed("random"))
+        graph = random_coreset(data, counts, random_state=ctx.child_seed("random"))
     metrics = {}
     for name in (*GNNS, "MLP"):
         result = train_on_synthetic(graph, real, architecture=name, epochs=eval_epochs,
-                                    generator=ctx.torch_generator("eval", name))
+                                    random_state=ctx.torch_generator("eval", name))
         metrics[f"{name.lower()}_acc"] = 100 * result["test_acc"]
     metrics.update(_spread(metrics))
     return metrics

@@ -87,7 +87,7 @@ def train_baseline(kind: str, data, generator: torch.Generator, epochs: int) -> 
     """Train a baseline full-batch (weight decay 5e-4); return (test accuracy at the best validation epoch, seconds)."""
     build, lr = BASELINES[kind]
     model = build(data.x.shape[1], int(data.y.max()) + 1)
-    fit = fit_node_classifier(model, data, epochs=epochs, lr=lr, weight_decay=5e-4, generator=generator)
+    fit = fit_node_classifier(model, data, epochs=epochs, lr=lr, weight_decay=5e-4, random_state=generator)
     return fit.test_acc, fit.seconds
 
 
@@ -279,7 +279,7 @@ def alignment(ctx, steps: int = 1000, every: int = 500, lr: float = 0.01,
     if graph == "random":
         data = _random_graph(data, ctx.rng("random_graph"))
     seed = OFFICIAL_SEEDS[ctx.seed] if ctx.seed in OFFICIAL_SEEDS else ctx.child_seed("init")
-    tracker = track_gcn_alignment(data, steps=steps, every=every, lr=lr, convention=convention, seed=seed)
+    tracker = track_gcn_alignment(data, steps=steps, every=every, lr=lr, convention=convention, random_state=seed)
     curves = tracker.as_arrays()
     metrics = {
         "align_s4_y": tracker.graph_label_alignment,
@@ -370,7 +370,8 @@ def heterophily(ctx, homophily: list[float] = (0.1, 0.3, 0.5, 0.7, 0.9), num_nod
     for i, level in enumerate(ctx.progress(levels, description="CSBM homophily", total=len(levels))):
         data = csbm(num_nodes=num_nodes, num_features=100, num_classes=num_classes,
                     homophily=level if graph == "csbm" else 1.0 / num_classes,
-                    feature_signal=feature_signal, seed=ctx.child_seed("csbm", f"{level:g}"), avg_degree=10.0,
+                    feature_signal=feature_signal, random_state=ctx.child_seed("csbm", f"{level:g}"),
+                    avg_degree=10.0,
                     split=(0.1, 0.2))
         probe = GeneralizedRP(steps=1, lr=1.0, k=2, gamma=1.0, normalize=False).fit(data)
         rp = GeneralizedRP(steps=rp_steps, lr=1.0 / probe.lambda_max_, k=2, gamma=1.0, normalize=False).fit(data)

@@ -11,12 +11,12 @@ from icml24.graph.distill.coresets import herding_select
 
 @pytest.fixture(scope="module")
 def graph():
-    return csbm(num_nodes=90, num_features=8, num_classes=3, seed=1, avg_degree=8.0, split=(0.5, 0.2))
+    return csbm(num_nodes=90, num_features=8, num_classes=3, random_state=1, avg_degree=8.0, split=(0.5, 0.2))
 
 
 def test_random_coreset_counts_and_induced_edges(graph):
     counts = np.array([2, 3, 4])
-    core = random_coreset(graph, counts, seed=0)
+    core = random_coreset(graph, counts, random_state=0)
     np.testing.assert_array_equal(np.bincount(core.y.numpy(), minlength=3), counts)
     assert graph.train_mask[core.node_index].all()
     original = set(map(tuple, graph.edge_index.T.tolist()))
@@ -27,7 +27,7 @@ def test_random_coreset_counts_and_induced_edges(graph):
     inside = sum(1 for s, t in original if s in chosen and t in chosen)
     assert core.edge_index.shape[1] == inside
     torch.testing.assert_close(core.x, graph.x[core.node_index])
-    assert random_coreset(graph, counts, seed=0).node_index.tolist() == core.node_index.tolist()
+    assert random_coreset(graph, counts, random_state=0).node_index.tolist() == core.node_index.tolist()
 
 
 def test_herding_matches_brute_force_greedy():

@@ -18,7 +18,7 @@ from icml24.graph.distill import (
 
 
 def small_graph(seed=0):
-    data = csbm(num_nodes=150, num_features=12, num_classes=3, homophily=0.85, feature_signal=2.5, seed=seed,
+    data = csbm(num_nodes=150, num_features=12, num_classes=3, homophily=0.85, feature_signal=2.5, random_state=seed,
                 avg_degree=5.0, split=(0.3, 0.2))
     data.x = data.x.abs()
     return data
@@ -67,15 +67,15 @@ def test_fit_shapes_labels_determinism_and_no_global_rng_use():
     data = small_graph()
     state = torch.get_rng_state()
     small = dict(reduction_rate=0.2, epochs=2, outer_loop=2, inner_loop=1, structure_hidden=16)
-    a = GCond(seed=1, **small).fit(data)
+    a = GCond(random_state=1, **small).fit(data)
     assert torch.equal(torch.get_rng_state(), state)
     counts = synthetic_label_counts(data.y[data.train_mask], 0.2, 3)
     graph = a.graph_
     assert graph.x.shape == (counts.sum(), 12) and graph.adj.shape == (counts.sum(), counts.sum())
     assert np.array_equal(np.bincount(graph.y.numpy(), minlength=3), counts)
     assert torch.allclose(graph.adj.sum(1) > 0, torch.ones(len(graph.y), dtype=torch.bool))
-    b = GCond(seed=1, **small).fit(data)
-    c = GCond(seed=2, **small).fit(data)
+    b = GCond(random_state=1, **small).fit(data)
+    c = GCond(random_state=2, **small).fit(data)
     assert torch.equal(a.graph_.x, b.graph_.x) and torch.equal(a.graph_.adj, b.graph_.adj)
     assert not torch.equal(a.graph_.x, c.graph_.x)
     assert a.condense_seconds_ <= a.seconds_ and a.history_.shape == (2,)
@@ -83,7 +83,7 @@ def test_fit_shapes_labels_determinism_and_no_global_rng_use():
 
 def test_initial_features_are_real_training_nodes_of_the_right_class():
     data = small_graph()
-    model = GCond(reduction_rate=0.3, epochs=1, outer_loop=1, lr_features=0.0, seed=0).fit(data)
+    model = GCond(reduction_rate=0.3, epochs=1, outer_loop=1, lr_features=0.0, random_state=0).fit(data)
     train = data.train_mask.nonzero().view(-1)
     for row, label in zip(model.graph_.x, model.graph_.y):  # lr 0: X' is still its initialization
         match = (data.x[train] == row).all(1)
@@ -92,11 +92,11 @@ def test_initial_features_are_real_training_nodes_of_the_right_class():
 
 def test_matching_lowers_the_gradient_distance_and_helps_accuracy():
     data = small_graph()
-    kwargs = dict(reduction_rate=0.2, outer_loop=3, inner_loop=2, lr_features=0.02, lr_structure=0.02, seed=0)
+    kwargs = dict(reduction_rate=0.2, outer_loop=3, inner_loop=2, lr_features=0.02, lr_structure=0.02, random_state=0)
     model = GCond(epochs=8, structure_hidden=16, **kwargs).fit(data)
     assert model.history_[-3:].mean() < 0.8 * model.history_[:3].mean()
     real = prepare_real_graph(data)
-    acc = train_on_synthetic(model.graph_, real, epochs=30, hidden=16, generator=torch.Generator().manual_seed(0))
+    acc = train_on_synthetic(model.graph_, real, epochs=30, hidden=16, random_state=torch.Generator().manual_seed(0))
     assert acc["test_acc"] > 0.6  # chance is 1/3
 
 

@@ -9,13 +9,13 @@ from icml24.graph.distill.initialization import sbm_eigenvectors
 
 @pytest.fixture(scope="module")
 def graph():
-    return csbm(num_nodes=150, num_features=20, num_classes=3, homophily=0.8, feature_signal=2.0, seed=0,
+    return csbm(num_nodes=150, num_features=20, num_classes=3, homophily=0.8, feature_signal=2.0, random_state=0,
                 avg_degree=6.0, split=(0.4, 0.2))
 
 
 def small_gdem(**kw):
     params = dict(reduction_rate=0.5, eigen_k=12, ratio=0.75, epochs=40, epochs_u=3, epochs_x=2, mlp_epochs=20,
-                  init_epochs=20, hidden=16, seed=0)
+                  init_epochs=20, hidden=16, random_state=0)
     params.update(kw)
     return GDEM(**params)
 
@@ -26,6 +26,18 @@ def test_label_allocation_matches_rule():
     # classes by ascending count: 2 -> max(int(0.75), 1) = 1, 1 -> int(1.75) = 1, 0 gets the rest 7 - 2 = 5
     np.testing.assert_array_equal(counts, [5, 1, 1])
     np.testing.assert_array_equal(synthetic_labels(labels, 0.25).numpy(), [2, 1, 0, 0, 0, 0, 0])
+
+
+def test_random_state_is_stored_verbatim_and_a_generator_gives_its_ints_streams(graph):
+    """One seed name (#46): ``random_state`` is a parameter (clone keeps it); ``default_rng(0)`` is used as is."""
+    from sklearn.base import clone
+
+    generator = np.random.default_rng(0)
+    model = small_gdem(epochs=3, random_state=generator)
+    assert model.get_params()["random_state"] is generator and clone(small_gdem()).random_state == 0
+    by_int = small_gdem(epochs=3).fit(graph)
+    torch.testing.assert_close(model.fit(graph).graph_.x, by_int.graph_.x)
+    np.testing.assert_array_equal(sbm_eigenvectors(9, 3, 5), sbm_eigenvectors(9, 3, np.random.default_rng(5)))
 
 
 def test_sbm_eigenvectors_orthonormal():

@@ -8,7 +8,7 @@ SHARED = dict(init_epochs=5, mlp_epochs=10, hidden=16, eigen_k=10, ratio=0.8)
 
 
 def small_graph():
-    data = csbm(num_nodes=150, num_features=12, num_classes=3, homophily=0.85, feature_signal=2.5, seed=0,
+    data = csbm(num_nodes=150, num_features=12, num_classes=3, homophily=0.85, feature_signal=2.5, random_state=0,
                 avg_degree=5.0, split=(0.3, 0.2))
     data.x = data.x.abs()
     return data
@@ -18,7 +18,7 @@ def test_keeps_the_best_validation_candidate_and_never_reads_test(monkeypatch):
     data = small_graph()
     real = prepare_real_graph(data)
     candidates = [dict(epochs=2), dict(epochs=4)]
-    model, scores = select_gdem(data, candidates, 0.2, seed=0, eval_epochs=10, real=real, **SHARED)
+    model, scores = select_gdem(data, candidates, 0.2, random_state=0, eval_epochs=10, real=real, **SHARED)
     assert [s["candidate"] for s in scores] == [0, 1]
     best = max(range(2), key=lambda i: (scores[i]["val_acc"], -i))
     assert model.epochs == candidates[best]["epochs"] and model.selection_ == scores
@@ -26,9 +26,9 @@ def test_keeps_the_best_validation_candidate_and_never_reads_test(monkeypatch):
     scrambled = real.clone()
     scrambled.y = real.y.clone()
     scrambled.y[real.test_mask] = (real.y[real.test_mask] + 1) % 3
-    again, again_scores = select_gdem(data, candidates, 0.2, seed=0, eval_epochs=10, real=scrambled, **SHARED)
+    again, again_scores = select_gdem(data, candidates, 0.2, random_state=0, eval_epochs=10, real=scrambled, **SHARED)
     assert again_scores == scores and again.epochs == model.epochs
-    result = train_on_synthetic(model.graph_, real, epochs=10, generator=torch.Generator().manual_seed(0))
+    result = train_on_synthetic(model.graph_, real, epochs=10, random_state=torch.Generator().manual_seed(0))
     assert result["val_acc"] == pytest.approx(scores[best]["val_acc"])
 
 

@@ -13,6 +13,8 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.utils import subgraph
 
+from ..._random import check_random_state
+
 
 def _check(data: Data, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if getattr(data, "train_mask", None) is None:
@@ -37,10 +39,11 @@ def induced_coreset(data: Data, nodes: np.ndarray | torch.Tensor) -> Data:
     return Data(x=x, y=data.y[nodes], edge_index=edge_index, node_index=nodes, num_nodes=len(nodes))
 
 
-def random_coreset(data: Data, counts: np.ndarray, seed: int = 0) -> Data:
-    """``counts[c]`` training nodes of each class, uniformly at random (stratified)."""
+def random_coreset(data: Data, counts: np.ndarray, random_state=0) -> Data:
+    """``counts[c]`` training nodes of each class, uniformly at random (stratified), drawn from ``random_state``
+    (None, an int or a numpy Generator; :func:`icml24._random.check_random_state`)."""
     train, y_train = _check(data, counts)
-    rng = np.random.default_rng(seed)
+    rng = check_random_state(random_state)
     chosen = [rng.choice(train[y_train == c], size=int(m), replace=False) for c, m in enumerate(counts) if m > 0]
     return induced_coreset(data, np.concatenate(chosen))
 

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch_geometric.data import Data
 
 from ..._estimator import Estimator
+from ..._random import check_random_state
 from ..._validation import FittedAttributes, check_finite, check_positive
 from ..operators import normalized_adjacency
 from .initialization import synthetic_labels
@@ -59,7 +60,8 @@ class GCond(FittedAttributes, Estimator):
         structure_hidden, structure_layers (int): the structure MLP (128, 3).
         structure_steps, cycle (int): ``phi`` is updated in the first ``structure_steps`` epochs of every ``cycle``
             epochs, ``X'`` in the others (10, 50).
-        seed (int): seeds the initial features, ``phi`` and every fresh SGC (default 0).
+        random_state (None, int or numpy Generator): the initial features, ``phi`` and every fresh SGC draw from
+            ``check_random_state(random_state)`` (:mod:`icml24._random`; default 0).
 
     Attributes (after :meth:`fit`):
         graph_ (Data): ``x [n', d]``, ``y [n']``, ``adj [n', n']`` the GCN-normalized ``D^-1/2 (A' + I) D^-1/2``
@@ -71,17 +73,17 @@ class GCond(FittedAttributes, Estimator):
     def __init__(self, reduction_rate: float = 0.5, epochs: int = 600, outer_loop: int = 20, inner_loop: int = 15,
                  lr_features: float = 1e-4, lr_structure: float = 1e-4, lr_model: float = 0.01, hops: int = 2,
                  structure_hidden: int = 128, structure_layers: int = 3, structure_steps: int = 10, cycle: int = 50,
-                 seed: int = 0):
+                 random_state=0):
         self.reduction_rate, self.epochs = reduction_rate, epochs
         self.outer_loop, self.inner_loop = outer_loop, inner_loop
         self.lr_features, self.lr_structure, self.lr_model = lr_features, lr_structure, lr_model
         self.hops, self.structure_hidden, self.structure_layers = hops, structure_hidden, structure_layers
-        self.structure_steps, self.cycle, self.seed = structure_steps, cycle, seed
+        self.structure_steps, self.cycle, self.random_state = structure_steps, cycle, random_state
 
     def __repr__(self) -> str:
         return (f"GCond(reduction_rate={self.reduction_rate}, epochs={self.epochs}, outer_loop={self.outer_loop}, "
                 f"inner_loop={self.inner_loop}, lr_features={self.lr_features}, lr_structure={self.lr_structure}, "
-                f"seed={self.seed})")
+                f"random_state={self.random_state!r})")
 
     def _validate(self, data: Data) -> None:
         for name in ("x", "y", "edge_index", "train_mask"):
@@ -114,7 +116,7 @@ class GCond(FittedAttributes, Estimator):
         """Condense ``data`` (``x [n, d]``, ``y [n]``, ``edge_index``, ``train_mask``) into ``n'`` nodes."""
         self._validate(data)
         fit_start = time.perf_counter()
-        rng = np.random.default_rng(self.seed)
+        rng = check_random_state(self.random_state)
         generator = torch.Generator().manual_seed(int(rng.integers(2**62)))
         x = (data.x.to_dense() if data.x.layout != torch.strided else data.x).float()
         y = data.y

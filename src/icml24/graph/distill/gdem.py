@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from torch_geometric.data import Data
 
 from ..._estimator import Estimator
+from ..._random import check_random_state
 from ..._validation import FittedAttributes
 from .initialization import initial_features, sbm_eigenvectors, synthetic_labels, train_feature_mlp
 from .losses import (
@@ -53,7 +54,8 @@ class GDEM(FittedAttributes, Estimator):
         use_non_train_labels (bool): as in the official code, replace training nodes outside the LCC by LCC
             nodes of the same class drawn from *non-training* nodes (uses their labels); default ``False``
             averages the training nodes inside the LCC only.
-        seed (int): seeds the SBM, the feature initialization and the top-up sampling (default 0).
+        random_state (None, int or numpy Generator): the SBM, the feature initialization and the top-up
+            sampling draw from ``check_random_state(random_state)`` (:mod:`icml24._random`; default 0).
         cache_dir (str or path, optional): a folder to cache the eigenpairs in across processes (default ``None``:
             only this process's memory; nothing is written). See :func:`~icml24.graph.distill.laplacian_eigenpairs`.
         device (str): torch device of the alternating optimization (default ``"cpu"``); the initialization
@@ -74,7 +76,7 @@ class GDEM(FittedAttributes, Estimator):
                  lr_eigenvectors: float = 5e-4, lr_features: float = 5e-4, init_epochs: int = 200,
                  init_lr: float = 0.005, init_weight_decay: float = 0.05, mlp_epochs: int = 100, mlp_lr: float = 0.05,
                  mlp_weight_decay: float = 5e-4, mlp_dropout: float = 0.0, hidden: int = 256,
-                 use_non_train_labels: bool = False, seed: int = 0, cache_dir: str | None = None,
+                 use_non_train_labels: bool = False, random_state=0, cache_dir: str | None = None,
                  device: str = "cpu"):
         self.reduction_rate, self.eigen_k, self.ratio = reduction_rate, eigen_k, ratio
         self.alpha, self.beta, self.gamma = alpha, beta, gamma
@@ -83,13 +85,14 @@ class GDEM(FittedAttributes, Estimator):
         self.init_epochs, self.init_lr, self.init_weight_decay = init_epochs, init_lr, init_weight_decay
         self.mlp_epochs, self.mlp_lr, self.mlp_weight_decay = mlp_epochs, mlp_lr, mlp_weight_decay
         self.mlp_dropout, self.hidden = mlp_dropout, hidden
-        self.use_non_train_labels, self.seed, self.cache_dir = use_non_train_labels, seed, cache_dir
+        self.use_non_train_labels, self.random_state, self.cache_dir = use_non_train_labels, random_state, cache_dir
         self.device = device
 
     def __repr__(self) -> str:
         return (f"GDEM(reduction_rate={self.reduction_rate}, eigen_k={self.eigen_k}, ratio={self.ratio}, "
                 f"alpha={self.alpha}, beta={self.beta}, gamma={self.gamma}, epochs={self.epochs}, "
-                f"epochs_u={self.epochs_u}, epochs_x={self.epochs_x}, seed={self.seed}, device={self.device!r})")
+                f"epochs_u={self.epochs_u}, epochs_x={self.epochs_x}, random_state={self.random_state!r}, "
+                f"device={self.device!r})")
 
     # ------------------------------------------------------------------ inputs
     def _validate(self, data: Data) -> None:
@@ -126,7 +129,7 @@ class GDEM(FittedAttributes, Estimator):
         """Distil ``data`` (``x [n, d]``, ``y [n]``, ``edge_index``, ``train_mask``; ``val_mask`` selects the
         initialization MLP, the training nodes are used when it is absent)."""
         self._validate(data)
-        rng = np.random.default_rng(self.seed)
+        rng = check_random_state(self.random_state)
         x, y = data.x.float(), data.y
         x = x.to_dense() if x.layout != torch.strided else x
         num_classes = int(y.max()) + 1

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..._random import check_random_state
 from ..nn import MLP
 from ..operators import sparse_features
 
@@ -44,8 +45,10 @@ def synthetic_labels(train_labels: torch.Tensor, reduction_rate: float, num_clas
     return torch.as_tensor(np.repeat(order, alloc[order]), dtype=torch.long)
 
 
-def sbm_eigenvectors(num_nodes: int, num_blocks: int, rng: np.random.Generator) -> np.ndarray:
-    """``[n', n']`` eigenvectors (ascending eigenvalues) of the normalized Laplacian of a sampled SBM graph."""
+def sbm_eigenvectors(num_nodes: int, num_blocks: int, random_state=None) -> np.ndarray:
+    """``[n', n']`` eigenvectors (ascending eigenvalues) of the normalized Laplacian of an SBM graph sampled from
+    ``random_state`` (None, an int or a numpy Generator, used as is; :func:`icml24._random.check_random_state`)."""
+    rng = check_random_state(random_state)
     size = num_nodes // num_blocks
     sizes = [size] * (num_blocks - 1) + [num_nodes - (num_blocks - 1) * size]
     block = np.repeat(np.arange(num_blocks), sizes)

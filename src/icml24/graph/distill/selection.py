@@ -8,23 +8,25 @@ never read for the choice.
 
 from __future__ import annotations
 
-import torch
 from torch_geometric.data import Data
 
+from ..._random import seed_int
 from .gdem import GDEM
 from .training import prepare_real_graph, train_on_synthetic
 
 
-def select_gdem(data: Data, candidates: list[dict], reduction_rate: float, seed: int = 0, eval_epochs: int = 300,
+def select_gdem(data: Data, candidates: list[dict], reduction_rate: float, random_state=0, eval_epochs: int = 300,
                 real: Data | None = None, **shared) -> tuple[GDEM, list[dict]]:
-    """Fit ``GDEM(reduction_rate, seed, **shared, **candidate)`` for each candidate; keep the best on validation.
+    """Fit ``GDEM(reduction_rate, random_state, **shared, **candidate)`` per candidate; keep the best on validation.
 
     Args:
         data (Data): the real graph with ``train_mask`` and ``val_mask``.
         candidates (list of dict): GDEM keyword arguments, one configuration each (e.g. the official
             configurations of another dataset); at least one.
         reduction_rate (float): ``r``, the same for every candidate.
-        seed (int): seeds every candidate's distillation and its evaluation GCN (all candidates alike).
+        random_state (None, int or numpy Generator): seeds every candidate's distillation and its evaluation GCN,
+            all candidates alike: an int ``s`` is used as is (``GDEM(random_state=s)``, a GCN from
+            ``torch.Generator().manual_seed(s)``), else one int is drawn from it (:func:`icml24._random.seed_int`).
         eval_epochs (int): epochs of the evaluation GCN (selected on the real validation nodes).
         real (Data, optional): ``prepare_real_graph(data)`` when already built.
         **shared: GDEM keyword arguments common to every candidate (e.g. the feature initialization).
@@ -38,11 +40,11 @@ def select_gdem(data: Data, candidates: list[dict], reduction_rate: float, seed:
     if getattr(data, "val_mask", None) is None or not bool(data.val_mask.any()):
         raise ValueError("select_gdem chooses on validation nodes: data.val_mask must select at least one node")
     real = prepare_real_graph(data) if real is None else real
+    seed = seed_int(random_state)  # one int: every candidate gets the same streams
     best, best_acc, scores = None, -1.0, []
     for i, candidate in enumerate(candidates):
-        model = GDEM(reduction_rate=reduction_rate, seed=seed, **{**shared, **candidate}).fit(data)
-        result = train_on_synthetic(model.graph_, real, epochs=eval_epochs,
-                                    generator=torch.Generator().manual_seed(seed))
+        model = GDEM(reduction_rate=reduction_rate, random_state=seed, **{**shared, **candidate}).fit(data)
+        result = train_on_synthetic(model.graph_, real, epochs=eval_epochs, random_state=seed)
         scores.append({"candidate": i, "val_acc": float(result["val_acc"])})
         if result["val_acc"] > best_acc:
             best, best_acc = model, float(result["val_acc"])

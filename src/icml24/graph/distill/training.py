@@ -39,7 +39,7 @@ def _fresh_model(architecture: str, real: Data, hidden: int, dropout: float) -> 
 
 def train_on_synthetic(synthetic: Data, real: Data, architecture: str = "GCN", hidden: int = 256,
                        dropout: float = 0.5, epochs: int = 2000, lr: float = 0.01, weight_decay: float = 5e-4,
-                       generator: torch.Generator | None = None) -> dict[str, float]:
+                       random_state=None) -> dict[str, float]:
     """Train ``architecture`` on a small graph, select on the real validation set, score on the real test set.
 
     Args:
@@ -48,7 +48,8 @@ def train_on_synthetic(synthetic: Data, real: Data, architecture: str = "GCN", h
             every node trains.
         real (Data): the real graph with its public split (see :func:`prepare_real_graph`).
         architecture (str): ``"GCN"``, ``"SGC"``, ``"APPNP"``, ``"ChebNet"`` or ``"MLP"``.
-        generator (torch.Generator, optional): the model's initialization and dropout (global RNG untouched).
+        random_state (None, int, torch or numpy Generator): the model's initialization and dropout (global RNG
+            untouched; see :func:`~icml24.graph.training.fit_node_classifier`).
 
     Returns:
         ``{"test_acc", "val_acc", "best_epoch", "epochs", "seconds"}``.
@@ -62,17 +63,18 @@ def train_on_synthetic(synthetic: Data, real: Data, architecture: str = "GCN", h
     train = Data(x=synthetic.x.float(), y=synthetic.y, edge_index=synthetic.edge_index, adj=adj,
                  num_nodes=synthetic.x.shape[0])
     model = _fresh_model(architecture, real, hidden, dropout)
-    return fit_node_classifier(model, train, epochs, lr, weight_decay, generator=generator, eval_data=real).as_dict()
+    return fit_node_classifier(model, train, epochs, lr, weight_decay, random_state=random_state,
+                               eval_data=real).as_dict()
 
 
 def train_on_whole_graph(real: Data, architecture: str = "GCN", hidden: int = 256, dropout: float = 0.5,
                          epochs: int = 2000, lr: float = 0.01, weight_decay: float = 5e-4,
-                         generator: torch.Generator | None = None, return_model: bool = False):
+                         random_state=None, return_model: bool = False):
     """The whole-graph baseline: train on the real graph's training nodes, same selection and scoring.
 
     Returns the metrics of :func:`train_on_synthetic`, and the trained model with ``return_model``.
     """
     real = _as_real(real)
     model = _fresh_model(architecture, real, hidden, dropout)
-    result = fit_node_classifier(model, real, epochs, lr, weight_decay, generator=generator).as_dict()
+    result = fit_node_classifier(model, real, epochs, lr, weight_decay, random_state=random_state).as_dict()
     return (result, model) if return_model else result
