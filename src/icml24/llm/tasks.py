@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from icml24._random import RandomState, check_random_state
+
 TASK_NAMES = ("sentiment", "continent", "capital", "hemisphere")
 
 _SENTIMENT_TEMPLATES = (
@@ -82,27 +84,28 @@ class LabelWordTask:
         return LabelWordTask(self.name, [self.queries[i] for i in index], [self.choices[i] for i in index],
                              self.labels[index], self.instruction, self.context, dict(self.meta))
 
-    def split(self, num_calibration: int, num_test: int, seed: int) -> tuple[LabelWordTask, LabelWordTask]:
-        """Disjoint calibration and test subsets drawn by ``seed``, classes interleaved (balanced where possible)."""
+    def split(self, num_calibration: int, num_test: int,
+              random_state: RandomState = None) -> tuple[LabelWordTask, LabelWordTask]:
+        """Disjoint calibration and test subsets drawn by ``random_state`` (None, an int or a numpy Generator),
+        classes interleaved (balanced where possible)."""
         if num_calibration + num_test > len(self):
             raise ValueError(f"task {self.name} has {len(self)} items, fewer than {num_calibration} + {num_test}")
-        rng = np.random.default_rng(seed)
-        order = _balanced_order(self.labels, rng)
+        order = _balanced_order(self.labels, check_random_state(random_state))
         cal, test = order[:num_calibration], order[num_calibration : num_calibration + num_test]
         return self.subset(cal), self.subset(test)
 
-    def draw(self, num_calibration: int, num_test: int, shots: int, seed: int) -> tuple[LabelWordTask, LabelWordTask]:
+    def draw(self, num_calibration: int, num_test: int, shots: int,
+             random_state: RandomState = None) -> tuple[LabelWordTask, LabelWordTask]:
         """Disjoint calibration and test subsets as :meth:`split`; the test items are prefixed with ``shots``
-        solved demonstrations drawn by ``seed`` from the remaining items (one demonstration draw per seed), the
-        calibration items stay zero-shot, as in ACT's official code (the head search reads zero-shot prompts, the
-        few-shot evaluation draws its demonstrations per run).
+        solved demonstrations drawn by ``random_state`` (None, an int or a numpy Generator) from the remaining
+        items (one demonstration draw per seed), the calibration items stay zero-shot, as in ACT's official code
+        (the head search reads zero-shot prompts, the few-shot evaluation draws its demonstrations per run).
 
         ``num_test <= 0`` takes every item left after the calibration items and the demonstrations.
         """
         if shots < 0:
             raise ValueError(f"shots must be >= 0, got {shots}")
-        rng = np.random.default_rng(seed)
-        order = _balanced_order(self.labels, rng)
+        order = _balanced_order(self.labels, check_random_state(random_state))
         demos, rest = order[:shots], order[shots:]
         if num_test <= 0:
             num_test = len(rest) - num_calibration
@@ -152,7 +155,7 @@ def _countries() -> tuple[dict, ...]:
     return tuple(records)
 
 
-def sentiment_task(min_abs_rating: float = 1.5, max_std: float = 1.0, seed: int = 0) -> LabelWordTask:
+def sentiment_task(min_abs_rating: float = 1.5, max_std: float = 1.0, random_state: RandomState = 0) -> LabelWordTask:
     """Sentiment of templated reviews built on VADER lexicon words with agreeing human ratings."""
     path = _package_dir("vaderSentiment") / "vader_lexicon.txt"
     words, labels = [], []
@@ -164,7 +167,7 @@ def sentiment_task(min_abs_rating: float = 1.5, max_std: float = 1.0, seed: int 
         if abs(mean) >= min_abs_rating and std <= max_std:
             words.append(parts[0].lower())
             labels.append(0 if mean > 0 else 1)
-    rng = np.random.default_rng(seed)  # fixed template per word: the task, not the split, depends on this seed
+    rng = check_random_state(random_state)  # fixed template per word: the task, not the split, depends on it
     templates = rng.integers(len(_SENTIMENT_TEMPLATES), size=len(words))
     queries = [f"Review: {_SENTIMENT_TEMPLATES[t].format(w=w)}\nSentiment:" for w, t in zip(words, templates)]
     return LabelWordTask("sentiment", queries, [["positive", "negative"]] * len(words), labels,
@@ -189,9 +192,10 @@ def continent_task() -> LabelWordTask:
                          _instruction("Classify the country by its continent", names))
 
 
-def capital_task(num_options: int = 4, seed: int = 0) -> LabelWordTask:
-    """Capital of a country among ``num_options`` listed capitals (distractors with distinct first words)."""
-    rng = np.random.default_rng(seed)
+def capital_task(num_options: int = 4, random_state: RandomState = 0) -> LabelWordTask:
+    """Capital of a country among ``num_options`` listed capitals (distractors with distinct first words drawn by
+    ``random_state``, fixed by default)."""
+    rng = check_random_state(random_state)
     countries = [c for c in _countries() if c.get("capital")]
     capitals = [c["capital"] if isinstance(c["capital"], str) else c["capital"][0] for c in countries]
     queries, choices, labels = [], [], []
@@ -226,10 +230,10 @@ def hemisphere_task(min_abs_latitude: float = 10.0) -> LabelWordTask:
                          _instruction("Classify the country by the hemisphere it lies in", ["northern", "southern"]))
 
 
-def load_task(name: str, seed: int = 0) -> LabelWordTask:
-    """One of :data:`TASK_NAMES` (``seed`` fixes templates and distractors, not the split)."""
-    builders = {"sentiment": lambda: sentiment_task(seed=seed), "continent": continent_task,
-                "capital": lambda: capital_task(seed=seed), "hemisphere": hemisphere_task}
+def load_task(name: str, random_state: RandomState = 0) -> LabelWordTask:
+    """One of :data:`TASK_NAMES` (``random_state`` fixes templates and distractors, not the split)."""
+    builders = {"sentiment": lambda: sentiment_task(random_state=random_state), "continent": continent_task,
+                "capital": lambda: capital_task(random_state=random_state), "hemisphere": hemisphere_task}
     if name not in builders:
         raise ValueError(f"unknown task {name!r}; choose from {', '.join(TASK_NAMES)}")
     return builders[name]()

@@ -233,7 +233,7 @@ def accuracy(ctx, tasks: list[str] = TASK_NAMES, num_calibration: int = 40, num_
     for name in names:
         task = load_task(name)
         n_test = min(num_test, len(task) - num_calibration - shots)
-        c, t = task.draw(num_calibration, n_test, shots, seed=split_seed)
+        c, t = task.draw(num_calibration, n_test, shots, random_state=split_seed)
         cal.append(encode_task(c, tokenizer, batch_size))
         test.append(encode_task(t, tokenizer, batch_size))
         chance.append(_chance(t))
