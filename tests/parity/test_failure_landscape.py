@@ -38,7 +38,7 @@ def environment():
     x, y, shape = digits()  # the recipe in the fixture's inputs.environment
     x = x.reshape(-1, *shape)
     order = np.random.default_rng(0).permutation(len(x))
-    model = train_classifier(x[order[:800]], y[order[:800]], epochs=15, generator=torch.Generator().manual_seed(0))
+    model = train_classifier(x[order[:800]], y[order[:800]], epochs=15, random_state=0)
     return FailureEnv(model, x[order[800:1000]], y[order[800:1000]], digit_concepts(), precompute=True)
 
 

@@ -85,7 +85,7 @@ NO_RESTRUCTURING = Null("no restructuring: the same model, its landscape re-expl
 def _model_under_test(ctx, nut: str, x_train, y_train):
     """The NUT: our MLP ("mlp") or a user-style scikit-learn logistic regression ("logistic", issue 41)."""
     if nut == "mlp":
-        return train_classifier(x_train, y_train, generator=ctx.torch_generator("nut"))
+        return train_classifier(x_train, y_train, random_state=ctx.child_seed("nut"))
     from sklearn.linear_model import LogisticRegression
 
     return LogisticRegression(max_iter=1000).fit(x_train.reshape(len(x_train), -1), y_train)

@@ -15,7 +15,7 @@ def nut():
     x = x.reshape(-1, *shape)
     order = np.random.default_rng(0).permutation(len(x))
     train, test = order[:800], order[800:1000]
-    model = train_classifier(x[train], y[train], epochs=15, generator=torch.Generator().manual_seed(0))
+    model = train_classifier(x[train], y[train], epochs=15, random_state=0)
     return model, x[train], y[train], x[test], y[test], digit_concepts()
 
 

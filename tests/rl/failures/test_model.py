@@ -36,3 +36,15 @@ def test_training_rejects_nan_and_mismatched_labels():
         train_classifier(x, np.zeros(4, dtype=int))
     with pytest.raises(ValueError, match="one label each"):
         train_classifier(np.zeros((4, 8, 8)), np.zeros(3, dtype=int))
+
+
+def test_random_state_seeds_the_weights_and_the_batch_order():
+    from icml24.rl.failures.model import DigitClassifier
+
+    x = np.random.default_rng(0).random((64, 8, 8)).astype(np.float32)
+    y = np.arange(64) % 3
+    weights = [train_classifier(x, y, epochs=1, random_state=s).head.weight for s in (3, 3, 4)]
+    assert torch.equal(weights[0], weights[1]) and not torch.equal(weights[0], weights[2])
+    # an int is torch.Generator().manual_seed(int); a torch Generator is used as is
+    same = DigitClassifier(random_state=torch.Generator().manual_seed(3)).head.weight
+    assert torch.equal(DigitClassifier(random_state=3).head.weight, same)

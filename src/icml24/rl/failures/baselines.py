@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml24._random import seed_int
+from icml24._random import RandomState, check_random_state, seed_int
 from icml24._validation import check_positive
 
 from .environment import FailureEnv
@@ -26,13 +26,16 @@ def _check(env: FailureEnv, budget: int) -> None:
 
 
 class _Baseline:
-    """Shared loop: ``choose(rng)`` an action, query one random image, ``observe`` the outcome."""
+    """Shared loop: ``choose(random_state)`` an action, query one random image, ``observe`` the outcome.
+
+    ``choose`` draws from ``random_state`` (None, an int or a numpy Generator); ``explore`` hands it one Generator,
+    used as is, so the choices continue one stream."""
 
     def _start(self, env: FailureEnv) -> None:
         self.counts_ = np.zeros(env.grid.num_actions)
         self.fails_ = np.zeros(env.grid.num_actions)
 
-    def choose(self, rng: np.random.Generator) -> int:  # pragma: no cover - abstract
+    def choose(self, random_state: RandomState = None) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def observe(self, action: int, failure: bool) -> None:
@@ -58,8 +61,8 @@ class _Baseline:
 class RandomSearch(_Baseline):
     """A uniformly random action per query."""
 
-    def choose(self, rng):
-        return int(rng.integers(len(self.counts_)))
+    def choose(self, random_state=None):
+        return int(check_random_state(random_state).integers(len(self.counts_)))
 
 
 class EpsilonGreedy(_Baseline):
@@ -71,7 +74,8 @@ class EpsilonGreedy(_Baseline):
             raise ValueError(f"epsilon must lie in [0, 1], got {epsilon}")
         self.epsilon = epsilon
 
-    def choose(self, rng):
+    def choose(self, random_state=None):
+        rng = check_random_state(random_state)
         if rng.random() < self.epsilon:
             return int(rng.integers(len(self.counts_)))
         rate = self.fails_ / np.maximum(self.counts_, 1)
@@ -92,9 +96,9 @@ class Threshold(_Baseline):
         super()._start(env)
         self._current, self._misses = None, 0
 
-    def choose(self, rng):
+    def choose(self, random_state=None):
         if self._current is None or self._misses >= self.patience:
-            self._current, self._misses = int(rng.integers(len(self.counts_))), 0
+            self._current, self._misses = int(check_random_state(random_state).integers(len(self.counts_))), 0
         return self._current
 
     def observe(self, action, failure):
@@ -137,7 +141,8 @@ class BayesianOptimization(_Baseline):
         var = np.clip(1.0 - (v**2).sum(0), 1e-12, None)
         return prior + k_as @ alpha, np.sqrt(var)
 
-    def choose(self, rng):
+    def choose(self, random_state=None):
+        rng = check_random_state(random_state)
         self._queries += 1
         if self._queries <= self.initial:
             return int(rng.integers(len(self.counts_)))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml24._random import check_random_state
+from icml24._random import RandomState, check_random_state
 from icml24._validation import check_positive
 
 from .baselines import _check
@@ -23,9 +23,10 @@ from .result import ExplorationResult
 
 
 class _ClassAdaptive:
-    """Shared loop: ``pick_class(rng)``, a random image of it, a uniformly random action, ``observe`` the outcome."""
+    """Shared loop: ``pick_class(random_state)``, a random image of it, a uniformly random action, ``observe`` the
+    outcome (``explore`` hands ``pick_class`` one numpy Generator, used as is)."""
 
-    def pick_class(self, rng: np.random.Generator) -> int:  # pragma: no cover - abstract
+    def pick_class(self, random_state: RandomState = None) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def observe(self, label: int, failure: bool) -> None:  # pragma: no cover - abstract
@@ -58,9 +59,9 @@ class ClassEpsilonGreedy(_ClassAdaptive):
         self.present_ = np.array([len(m) > 0 for m in members])
         self.weights_ = np.ones(len(members))
 
-    def pick_class(self, rng):
+    def pick_class(self, random_state=None):
         w = self.weights_ * self.present_  # classes absent from the pool cannot be drawn
-        return int(rng.choice(len(w), p=w / w.sum()))
+        return int(check_random_state(random_state).choice(len(w), p=w / w.sum()))
 
     def observe(self, label, failure):
         self.weights_[label] += self.epsilon if failure else -self.epsilon
@@ -79,9 +80,9 @@ class ClassThreshold(_ClassAdaptive):
         self._classes = np.flatnonzero([len(m) > 0 for m in members])
         self._current, self._correct = None, 0
 
-    def pick_class(self, rng):
+    def pick_class(self, random_state=None):
         if self._current is None or self._correct >= self.patience:
-            self._current, self._correct = int(rng.choice(self._classes)), 0
+            self._current, self._correct = int(check_random_state(random_state).choice(self._classes)), 0
         return self._current
 
     def observe(self, label, failure):

@@ -11,6 +11,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from icml24._random import RandomState, torch_generator
+
 from .adapter import as_classifier
 from .inputs import check_labels, check_outputs, check_pool
 
@@ -34,21 +36,24 @@ def failure_reward(logits: torch.Tensor, labels: torch.Tensor | np.ndarray,
 
 
 class DigitClassifier(nn.Module):
-    """An MLP on ``[n, H, W]`` images: ``features`` (frozen when restructuring) then a linear ``head``."""
+    """An MLP on ``[n, H, W]`` images: ``features`` (frozen when restructuring) then a linear ``head``.
+
+    Weights ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)), biases ~ U(-0.05, 0.05), drawn from ``random_state`` (None, an int,
+    a numpy Generator or a torch Generator, which is used as is; ``icml24._random.torch_generator``)."""
 
     def __init__(self, image_shape: tuple[int, int] = (8, 8), hidden: int = 64, num_classes: int = 10,
-                 generator: torch.Generator | None = None):
+                 random_state: RandomState = None):
         super().__init__()
         size = int(np.prod(image_shape))
         self.image_shape = tuple(image_shape)
         self.features = nn.Sequential(nn.Flatten(), nn.Linear(size, hidden), nn.ReLU(), nn.Linear(hidden, hidden),
                                       nn.ReLU())
         self.head = nn.Linear(hidden, num_classes)
-        if generator is not None:
-            with torch.no_grad():
-                for p in self.parameters():
-                    bound = 1.0 / np.sqrt(p.shape[-1]) if p.ndim > 1 else 0.05
-                    p.uniform_(-bound, bound, generator=generator)
+        generator = torch_generator(random_state)
+        with torch.no_grad():
+            for p in self.parameters():
+                bound = 1.0 / np.sqrt(p.shape[-1]) if p.ndim > 1 else 0.05
+                p.uniform_(-bound, bound, generator=generator)
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         return self.head(self.features(images))
@@ -56,11 +61,13 @@ class DigitClassifier(nn.Module):
 
 def train_classifier(images: np.ndarray, labels: np.ndarray, hidden: int = 64, epochs: int = 30,
                      lr: float = 1e-2, batch_size: int = 128, weight_decay: float = 1e-4,
-                     generator: torch.Generator | None = None) -> DigitClassifier:
-    """Train a :class:`DigitClassifier` with Adam on clean ``images [n, H, W]`` (the pre-trained NUT)."""
+                     random_state: RandomState = None) -> DigitClassifier:
+    """Train a :class:`DigitClassifier` with Adam on clean ``images [n, H, W]`` (the pre-trained NUT);
+    ``random_state`` (None, an int, a numpy or a torch Generator) draws the initialization, then the batch orders."""
     x, labels = check_pool(images, labels)
     y = torch.from_numpy(labels)
-    model = DigitClassifier(tuple(x.shape[1:]), hidden, int(labels.max()) + 1, generator=generator)
+    generator = torch_generator(random_state)  # one torch stream: the weights, then every epoch's order
+    model = DigitClassifier(tuple(x.shape[1:]), hidden, int(labels.max()) + 1, random_state=generator)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     for _ in range(epochs):
         order = torch.randperm(len(x), generator=generator)
