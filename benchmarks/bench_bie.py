@@ -2,29 +2,27 @@
 
 Peers: for MXFP4, torchao's MX quantize-dequantize (``to_mx`` + ``to_dtype``, FLOOR scaling), which must agree bit for
 bit; for every format, its own packed-code path (encode to integer codes, decode), which the fast fake-quantization
-path must equal exactly. One line per comparison; exits non-zero only if outputs disagree.
+path must equal exactly. One line per comparison, each time the median of ``--repeats`` (>= 5) runs after a warm-up;
+exits non-zero only if outputs disagree.
 
-    python benchmarks/bench_bie.py [--rows 1024] [--cols 1536] [--repeats 3]
+    python benchmarks/bench_bie.py [--rows 1024] [--cols 1536] [--repeats 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 import torch
+from _timing import median_of
 
 from icml24.llm.formats import BFPFormat, BiEFormat, IntFormat, MXFormat
 
 
 def timed(fn, repeats: int):
-    best, out = float("inf"), None
-    for _ in range(repeats):
-        tick = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - tick)
-    return best, out
+    """``(median seconds of max(repeats, 5) runs after a warm-up, fn())``."""
+    out, seconds = median_of(fn, repeats=max(repeats, 5))
+    return seconds, out
 
 
 def torchao_mxfp4():
@@ -45,7 +43,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1024)
     parser.add_argument("--cols", type=int, default=1536)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     torch.set_num_threads(1)
     g = torch.Generator().manual_seed(0)
@@ -55,7 +53,7 @@ def main() -> int:
     formats = [IntFormat(4, 64), BFPFormat(3, 32), MXFormat("e2m1", 32), BiEFormat(2, 64), BiEFormat(3, 64)]
     for fmt in formats:
         fast_s, fast = timed(lambda f=fmt: f.quantize(x), args.repeats)
-        code_s, coded = timed(lambda f=fmt: f.decode(f.encode(x)), 1)
+        code_s, coded = timed(lambda f=fmt: f.decode(f.encode(x)), args.repeats)
         agree = torch.equal(fast, coded)
         ok &= agree
         print(f"{fmt.label} ({fmt.bits_per_element:g} b/elem), {args.rows}x{args.cols}: "
@@ -71,6 +69,8 @@ def main() -> int:
         print(f"mxfp4 ours vs torchao to_mx+to_dtype, {args.rows}x{args.cols}: {ours_s * 1e3:.1f} ms "
               f"({n / ours_s / 1e6:.1f} M elem/s) vs {peer_s * 1e3:.1f} ms ({n / peer_s / 1e6:.1f} M elem/s): "
               f"ours/torchao time {ours_s / peer_s:.2f}, outputs {'bit-identical' if agree else 'DISAGREE'}")
+    if not ok:
+        print("FAIL: a comparison's outputs disagree", file=sys.stderr)
     return 0 if ok else 1
 
 
