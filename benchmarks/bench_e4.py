@@ -66,7 +66,8 @@ def main() -> int:
     size = f"random K={args.arms} d={args.dim} T={args.horizon}"
     ours = {}
     for name, make in (("E4", lambda: E4(gamma=10.0)), ("PhaElimD", PhasedElimination)):
-        runs = [run_batched(make(), bandit, args.horizon, seed=s, truncation="in_order") for s in range(args.seeds)]
+        runs = [run_batched(make(), bandit, args.horizon, random_state=s, truncation="in_order")
+                for s in range(args.seeds)]
         ours[name] = (float(np.mean([r.seconds for r in runs])), float(np.mean([r.final_regret for r in runs])),
                       all(r.regret[-1] == r.regret[-2] for r in runs))  # the last pull has gap 0
     path = args.official or _default_official()
