@@ -130,27 +130,28 @@ def _compare(args) -> bool:
     data = tabular_toy().sample(args.episodes, np.random.default_rng(0))
     est = TwoStageBridgeEstimator(DeltaFeatures(3), HistoryInstrument(2, n_obs=3, n_o0=2), 2, 3, random_state=0)
     ok &= _against_the_third_party(args, data, est)
-    fast, t_fast = median_of(lambda: est.fit(data).bridges_.reward, repeats=args.repeats)
-    slow, t_slow = median_of(lambda: loop_estimator(data, 0), repeats=args.repeats)
+    cpu = time.process_time  # secondary lines: CPU seconds (one BLAS thread), which a loaded machine disturbs least
+    fast, t_fast = median_of(lambda: est.fit(data).bridges_.reward, repeats=args.repeats, clock=cpu)
+    slow, t_slow = median_of(lambda: loop_estimator(data, 0), repeats=args.repeats, clock=cpu)
     agree = all(np.allclose(a, b, atol=1e-9) for a, b in zip(fast, slow))
     ok &= agree
-    print(f"(secondary) two-stage bridge estimator, tabular toy, N={args.episodes}, T=3: vectorized {t_fast:.3f} s, "
-          f"per-episode loop {t_slow:.3f} s, ratio {t_slow / t_fast:.1f}x, bridges agree: {agree}")
+    print(f"(secondary) two-stage bridge estimator, tabular toy, N={args.episodes}, T=3, CPU: vectorized "
+          f"{t_fast:.3f} s, per-episode loop {t_slow:.3f} s, ratio {t_slow / t_fast:.1f}x, bridges agree: {agree}")
 
     rng = np.random.default_rng(1)
     basis = np.linalg.qr(rng.standard_normal((6, 6)))[0]
     H = basis @ np.diag([2.0, 1.0, 0.5, 0.2, 1e-3, 1e-3]) @ basis.T
     centre, grad = rng.standard_normal((6, 9)), rng.standard_normal((6, 9))
     blk = _Block(centre, H, xi=0.2, radius=1.1 * np.linalg.norm(centre))
-    ours, t_ours = median_of(lambda: blk.argmin_linear(grad), repeats=args.repeats)
+    ours, t_ours = median_of(lambda: blk.argmin_linear(grad), repeats=args.repeats, clock=cpu)
     cons = [{"type": "ineq", "fun": lambda v: blk.xi - blk.excess(v)},
             {"type": "ineq", "fun": lambda v: blk.radius**2 - (v**2).sum()}]
     ref, t_ref = median_of(lambda: minimize(lambda v: grad.ravel() @ v, centre.ravel(), constraints=cons,
                                           method="SLSQP", options={"ftol": 1e-12, "maxiter": 1000}),
-                           repeats=args.repeats)
+                           repeats=args.repeats, clock=cpu)
     agree = bool((grad * ours).sum() <= ref.fun + 1e-4 * (1 + abs(ref.fun)))
     ok &= agree
-    print(f"(secondary) pessimistic block step (linear over ellipsoid and ball), 54 parameters: "
+    print(f"(secondary) pessimistic block step (linear over ellipsoid and ball), 54 parameters, CPU: "
           f"ours {t_ours * 1e3:.2f} ms, "
           f"SLSQP {t_ref * 1e3:.1f} ms, ratio {t_ref / t_ours:.1f}x, minimum as low as SLSQP's: {agree} "
           f"({(grad * ours).sum():.6f} vs {ref.fun:.6f})")
