@@ -39,3 +39,9 @@ def test_bad_inputs_are_named():
         design_size(10, 0)
     with pytest.raises(ValueError, match="X must be"):
         separation(np.zeros((1, 2)))
+
+
+def test_an_int_random_state_is_default_rng_of_it():
+    for design in ("random", "grid"):
+        np.testing.assert_array_equal(design_points(30, 2, design, random_state=4),
+                                      design_points(30, 2, design, np.random.default_rng(4)))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._random import RandomState, check_random_state
 from icml24._validation import check_positive_int
 
 DESIGNS = ("random", "grid")
@@ -23,8 +24,8 @@ def design_size(n: int, d: int) -> int:
     return max(1, round(n ** (1.0 / d))) ** d
 
 
-def design_points(n: int, d: int, design: str, rng: np.random.Generator) -> np.ndarray:
-    """``design_size(n, d)`` points in [0, 1]^d.
+def design_points(n: int, d: int, design: str, random_state: RandomState = None) -> np.ndarray:
+    """``design_size(n, d)`` points in [0, 1]^d, drawn from ``random_state`` (None, an int or a numpy Generator).
 
     ``"random"``: i.i.d. uniform. ``"grid"``: the m^d cell centres of a regular grid of spacing h = 1/m, each moved
     uniformly by at most h/4 per coordinate (random, yet quasi-uniform: every pair stays at least h/2 apart).
@@ -32,6 +33,7 @@ def design_points(n: int, d: int, design: str, rng: np.random.Generator) -> np.n
     if design not in DESIGNS:
         raise ValueError(f"design must be one of {', '.join(DESIGNS)}, got {design!r}")
     size = design_size(n, d)
+    rng = check_random_state(random_state)
     if design == "random":
         return rng.uniform(size=(size, d))
     m = round(size ** (1.0 / d))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from icml24._random import RandomState, check_random_state
 from icml24._validation import check_finite
 
 from .bounds import _spectrum, variance_bound
@@ -156,14 +157,16 @@ def variance_per_feature_loop(psi: np.ndarray, lam: np.ndarray) -> float:
     return total
 
 
-def variance_monte_carlo(psi: np.ndarray, lam: np.ndarray, rng: np.random.Generator, draws: int = 2000,
+def variance_monte_carlo(psi: np.ndarray, lam: np.ndarray, random_state: RandomState = None, draws: int = 2000,
                          test_size: int = 500) -> tuple[float, float]:
-    """Monte-Carlo V: interpolate pure N(0, 1) label noise, average f_hat(x)^2 over fresh test points and draws.
+    """Monte-Carlo V: interpolate pure N(0, 1) label noise, average f_hat(x)^2 over fresh test points and draws
+    (noise, then test points, drawn from ``random_state``: None, an int or a numpy Generator).
 
     Returns (estimate, standard error). E_eps E_x f_hat(x)^2 = V exactly for whitened features.
     """
     psi, lam = _check(psi, lam)
     n, p = psi.shape
+    rng = check_random_state(random_state)
     noise = rng.standard_normal((n, draws))
     coef = lam[:, None] * (psi.T @ scipy.linalg.solve((psi * lam) @ psi.T, noise, assume_a="pos"))
     test = rng.standard_normal((test_size, p))

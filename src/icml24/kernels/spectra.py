@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._random import RandomState, check_random_state
 from icml24._validation import check_finite, check_positive
 
 DECAYS = ("polynomial", "exponential")
@@ -30,11 +31,12 @@ def eigendecay(kind: str, a: float, p: int) -> np.ndarray:
     raise ValueError(f"kind must be one of {', '.join(DECAYS)}, got {kind!r}")
 
 
-def gaussian_features(n: int, p: int, rng: np.random.Generator) -> np.ndarray:
-    """Psi in R^{n x p} with i.i.d. N(0, 1) entries: whitened, independent, sub-Gaussian features."""
+def gaussian_features(n: int, p: int, random_state: RandomState = None) -> np.ndarray:
+    """Psi in R^{n x p} with i.i.d. N(0, 1) entries: whitened, independent, sub-Gaussian features, drawn from
+    ``random_state`` (None, an int or a numpy Generator)."""
     if int(n) < 1 or int(p) < 1:
         raise ValueError(f"n and p must be positive, got n={n}, p={p}")
-    return rng.standard_normal((int(n), int(p)))
+    return check_random_state(random_state).standard_normal((int(n), int(p)))
 
 
 def fit_eigendecay(eigenvalues: np.ndarray, kind: str, k_min: int = 1, k_max: int | None = None,
