@@ -28,13 +28,18 @@ def test_tall_masks_recover_localized_tasks_and_metrics_are_keyed_by_count():
     assert metrics["num_tasks"] == 4 and "t2_ta_norm_acc" in metrics and "t2_tall_ta_norm_acc" in metrics
     assert metrics["tall_ta_norm_acc"] > metrics["ta_norm_acc"] and metrics["zeroshot_norm_acc"] < 0.5
     assert 0 < metrics["storage_ratio"] < 1 and len(details["t4"]["histogram"]) == 5
+    below = sum(i <= z for i, z in zip(details["individual_val"], details["zeroshot_val"]))
+    assert metrics["tasks_not_above_zeroshot_val"] == below and len(details["zeroshot_test"]) == 4
+    assert metrics["zeroshot_val_acc"] == pytest.approx(sum(details["zeroshot_val"]) / 4)
     assert metrics["selfish_frac"] > 0.9  # each weight belongs to one task
     unmasked, _ = evaluate_merging(accuracy, base, tuned, [4], masks="none")
     assert unmasked["tall_ta_norm_acc"] == pytest.approx(unmasked["ta_norm_acc"])
     assert unmasked["tall_ta_min_norm_acc"] < 0.99
     random, _ = evaluate_merging(accuracy, base, tuned, [4], masks="random",
-                                 generator=lambda count: torch.Generator().manual_seed(count))
+                                 random_state=lambda count: torch.Generator().manual_seed(count))
     assert random["tall_ta_min_norm_acc"] < 0.99
+    again, _ = evaluate_merging(accuracy, base, tuned, [2, 4], masks="random", random_state=5)  # spawned streams
+    assert again == evaluate_merging(accuracy, base, tuned, [2, 4], masks="random", random_state=5)[0]
 
 
 def test_regime_metrics_and_bad_arguments():

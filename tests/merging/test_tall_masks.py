@@ -103,5 +103,7 @@ def test_random_masks_keep_each_tasks_count_and_move_the_weights():
     assert out.dtype == torch.bool and torch.equal(out.sum(1), masks.sum(1))
     assert (out != masks).any(1).all()
     assert torch.equal(out, random_masks_like(masks, torch.Generator().manual_seed(1)))
+    assert torch.equal(out, random_masks_like(masks, random_state=1))  # an int seeds the same stream
+    assert not torch.equal(out, random_masks_like(masks, random_state=2))
     with pytest.raises(ValueError, match="boolean"):
         random_masks_like(masks.float())

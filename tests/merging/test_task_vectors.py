@@ -2,7 +2,15 @@ import pytest
 import torch
 from torch import nn
 
-from icml24.merging import StateDictLayout, TaskArithmetic, compute_task_vectors, select_coefficient
+from icml24.merging import (
+    StateDictLayout,
+    TALLMasks,
+    TaskArithmetic,
+    TaskVectors,
+    TIESMerging,
+    compute_task_vectors,
+    select_coefficient,
+)
 
 
 def _model(seed):
@@ -27,6 +35,22 @@ def test_task_vectors_are_differences():
     tv = compute_task_vectors(base, [a, b])
     layout = StateDictLayout.from_state_dict(base)
     assert torch.allclose(tv[1], layout.flatten(b) - layout.flatten(base))
+
+
+def test_mergers_fitted_on_task_vectors_share_one_tensor_and_agree():
+    g = torch.Generator().manual_seed(0)
+    base, tuned = torch.randn(300, generator=g), torch.randn(4, 300, generator=g)
+    shared = TaskVectors(base, tuned)
+    assert torch.equal(shared.vectors, tuned - base) and len(shared[:2]) == 2
+    for merger in (TaskArithmetic(0.3), TIESMerging(0.2), TALLMasks(0.4)):
+        a, b = type(merger)(**merger.get_params()), type(merger)(**merger.get_params())
+        a.fit(base, shared[:3]), b.fit(base, tuned[:3])
+        assert a.task_vectors_.data_ptr() == shared.vectors.data_ptr()  # a view, not a copy
+        assert torch.equal(a.multitask_vector_, b.multitask_vector_)
+    with pytest.raises(ValueError, match="theta_0"):
+        TaskArithmetic(0.3).fit(base + 1, shared)
+    with pytest.raises(TypeError, match="slice"):
+        shared[0]
 
 
 def test_task_arithmetic_closed_form_and_grid_choice():

@@ -6,6 +6,7 @@ from icml24._lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "StateDictLayout": ".task_vectors",
     "compute_task_vectors": ".task_vectors",
+    "TaskVectors": ".task_vectors",
     "select_coefficient": ".task_vectors",
     "TaskArithmetic": ".task_arithmetic",
     "task_arithmetic_vector": ".task_arithmetic",

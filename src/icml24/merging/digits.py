@@ -20,6 +20,7 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
+from icml24._random import RandomState, torch_generator
 from icml24.data import (
     TASK_SPECS,
     ImageTask,
@@ -49,10 +50,12 @@ def _linear(in_features: int, out_features: int, generator: torch.Generator | No
 
 
 class Backbone(nn.Module):
-    """``depth`` ReLU layers of width ``hidden``."""
+    """``depth`` ReLU layers of width ``hidden``, PyTorch's default init drawn from ``random_state``
+    (``icml24._random.torch_generator``; the global generator is left alone)."""
 
-    def __init__(self, num_features: int, hidden: int, generator: torch.Generator | None, depth: int = 2):
+    def __init__(self, num_features: int, hidden: int, random_state: RandomState = None, depth: int = 2):
         super().__init__()
+        generator = torch_generator(random_state)
         sizes = [num_features] + [hidden] * depth
         self.layers = nn.Sequential(*[layer for fan_in, fan_out in zip(sizes[:-1], sizes[1:])
                                       for layer in (_linear(fan_in, fan_out, generator), nn.ReLU())])
@@ -62,10 +65,12 @@ class Backbone(nn.Module):
 
 
 def train(backbone: nn.Module, head: nn.Module, x: torch.Tensor, y: torch.Tensor, epochs: int, lr: float,
-          generator: torch.Generator, noise: float = 0.0, batch_size: int = 64, optimizer: str = "adam") -> None:
-    """Minibatch Adam or SGD with momentum on the backbone (and the head when it requires grad)."""
+          random_state: RandomState = None, noise: float = 0.0, batch_size: int = 64, optimizer: str = "adam") -> None:
+    """Minibatch Adam or SGD with momentum on the backbone (and the head when it requires grad); minibatch order
+    and input noise drawn from ``random_state`` (a torch Generator is used as is, so a caller's stream advances)."""
     if optimizer not in ("adam", "sgd"):
         raise ValueError(f"optimizer must be 'adam' or 'sgd', got {optimizer!r}")
+    generator = torch_generator(random_state)
     params = [p for p in list(backbone.parameters()) + list(head.parameters()) if p.requires_grad]
     opt = torch.optim.Adam(params, lr=lr) if optimizer == "adam" else torch.optim.SGD(params, lr=lr, momentum=0.9)
     for _ in range(epochs):
@@ -118,11 +123,13 @@ class _Setting:
 
 
 class SmallPretrained(_Setting):
-    """A 2-layer backbone and digit head pre-trained on the digits alone (``generator``), the tasks on one split."""
+    """A 2-layer backbone and digit head pre-trained on the digits alone (``random_state``: init, minibatches and
+    noise, one torch stream), the tasks on one split."""
 
     def __init__(self, source: str, num_tasks: int, hidden: int, pretrain_epochs: int, split_seed: int,
-                 generator: torch.Generator):
-        self.tasks = image_tasks(source, TASK_SPECS[:num_tasks], seed=split_seed)
+                 random_state: RandomState = None):
+        generator = torch_generator(random_state)
+        self.tasks = image_tasks(source, TASK_SPECS[:num_tasks], random_state=split_seed)
         x, y, _ = load_source(source)
         train_idx, _, _ = split_indices(len(y), split_seed)
         self.backbone = Backbone(x.shape[1], hidden, generator)
@@ -144,8 +151,10 @@ class SmallPretrained(_Setting):
 
 
 def build_broad_base(source: str, hidden: int, depth: int, epochs: int, num_permutations: int, split_seed: int,
-                     generator: torch.Generator) -> dict:
-    """Pre-train the backbone on the broad mixture (one 10-class head per spec); a dict of tensors for a cache."""
+                     random_state: RandomState = None) -> dict:
+    """Pre-train the backbone on the broad mixture (one 10-class head per spec); a dict of tensors for a cache.
+    Init, minibatches and noise come from one torch stream of ``random_state``."""
+    generator = torch_generator(random_state)
     x, y, _ = load_source(source)
     train_idx, _, _ = split_indices(len(y), split_seed)
     specs = pretraining_specs(num_permutations)
@@ -172,8 +181,8 @@ class BroadBase(_Setting):
     """The broadly pre-trained backbone ``built`` by :func:`build_broad_base`, its held-out tasks and fine-tuning."""
 
     def __init__(self, built: dict, source: str, num_tasks: int, hidden: int, depth: int):
-        self.tasks = image_tasks(source, TASK_SPECS[:num_tasks], seed=int(built["split_seed"]))
-        self.backbone = Backbone(self.tasks[0].num_features, hidden, None, depth)
+        self.tasks = image_tasks(source, TASK_SPECS[:num_tasks], random_state=int(built["split_seed"]))
+        self.backbone = Backbone(self.tasks[0].num_features, hidden, 0, depth)  # the weights are loaded next
         self.backbone.load_state_dict(built["backbone"])
         self.base_state = {k: v.clone() for k, v in built["backbone"].items()}
         digit_head = _linear(hidden, 10)

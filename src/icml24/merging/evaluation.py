@@ -14,10 +14,13 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from icml24._random import RandomState, spawn, torch_generator
+
 from .consensus import ConsensusMerging, mask_statistics
 from .regime import task_vector_statistics
 from .tall_masks import TALLMasks, random_masks_like
 from .task_arithmetic import TaskArithmetic
+from .task_vectors import TaskVectors
 from .ties import TIESMerging
 
 ALPHAS = tuple(round(0.1 * i, 1) for i in range(1, 11))
@@ -52,25 +55,29 @@ def regime_metrics(base: torch.Tensor, tuned: torch.Tensor) -> tuple[dict[str, f
     return metrics, stats
 
 
-def evaluate_count(accuracy: Accuracy, base: torch.Tensor, tuned: torch.Tensor, individual: dict[str, np.ndarray],
-                   num_tasks: int, masks: str = "tall", generator: torch.Generator | None = None,
+def evaluate_count(accuracy: Accuracy, base: torch.Tensor, tuned: torch.Tensor | TaskVectors,
+                   individual: dict[str, np.ndarray],
+                   num_tasks: int, masks: str = "tall", random_state: RandomState = None,
                    alphas=ALPHAS, lambdas=LAMBDAS, consensus_k: int = 2) -> tuple[dict[str, float], dict]:
     """Every method on the first ``num_tasks`` tasks (metric names without a prefix). ``masks`` puts a null in TALL
     masks' slot: ``"none"`` (the merge itself) or ``"random"`` (TALL's per-task count at random places, drawn
-    from ``generator``); ``consensus_k`` is Consensus's k (2 in the paper; above T it keeps no weight)."""
+    from ``random_state``); ``consensus_k`` is Consensus's k (2 in the paper; above T it keeps no weight).
+    ``tuned``: ``theta_t [T, P]`` or their :class:`TaskVectors`; every merger shares one task-vector tensor."""
     if masks not in MASKS:
         raise ValueError(f"masks must be one of {MASKS}, got {masks!r}")
     idx = range(num_tasks)
-    tuned = tuned[:num_tasks]
+    # one [T', P] task-vector tensor for all six mergers (each keeps a view, none copies)
+    tuned = tuned[:num_tasks] if isinstance(tuned, TaskVectors) else TaskVectors(base, tuned[:num_tasks])
     val_ref, test_ref = individual["val"], individual["test"]
     avg_val = lambda vector: float(normalized_accuracy(accuracy, vector, idx, val_ref, "val").mean())  # noqa: E731
     task_val = lambda task, vector: accuracy(vector, task, "val")  # noqa: E731
     fitted = {name: TALLMasks(lambdas, multitask=name).fit(base, tuned, score=task_val) for name in ("ta", "ties")}
     mergers = {"ta": TaskArithmetic(scaling=alphas).fit(base, tuned, score=avg_val),
                "ties": TIESMerging(density=0.2, aggregation="mean", scaling=alphas).fit(base, tuned, score=avg_val)}
+    generator = torch_generator(random_state) if masks == "random" else None
     tall = dict(fitted) if masks != "none" else {n: _Unmasked(mergers[n], t) for n, t in fitted.items()}
     for model in fitted.values() if masks == "random" else ():  # same per-task count, random place
-        model.masks_ = random_masks_like(model.masks_, generator)
+        model.masks_ = random_masks_like(model.masks_, generator)  # one stream for both
     for name in ("ta", "ties"):  # Consensus merging: m_cons = 1{sum_t m_t >= k} on tau_MTL
         mergers[f"consensus_{name}"] = ConsensusMerging(k=consensus_k, multitask=name, scaling=alphas).fit(
             base, tuned, tall[name].masks_, score=avg_val)
@@ -98,26 +105,35 @@ def evaluate_count(accuracy: Accuracy, base: torch.Tensor, tuned: torch.Tensor, 
 
 
 def evaluate_merging(accuracy: Accuracy, base: torch.Tensor, tuned: torch.Tensor, counts: list[int],
-                     masks: str = "tall", generator: Callable[[int], torch.Generator] | None = None,
+                     masks: str = "tall", random_state: RandomState | Callable[[int], RandomState] = None,
                      alphas=ALPHAS, lambdas=LAMBDAS, consensus_k: int = 2) -> tuple[dict[str, float], dict]:
     """Regime metrics, individual and zero-shot accuracies, then every method for each task count in ``counts``.
 
     Metrics of count ``T'`` are named ``t{T'}_<name>``; those of the largest count also without the prefix, so a
-    claim reads the largest count a setting ran. ``generator(count)`` gives the random-mask stream of a count.
+    claim reads the largest count a setting ran. The random masks of count ``counts[i]`` are drawn from
+    ``random_state(count)`` when it is a callable (a caller's named sub-stream), else from the ``i``-th child of
+    ``spawn(random_state, len(counts))``.
     ``{kind}_frac_growth`` (largest minus smallest count) and ``{kind}_frac_min_step`` (smallest change between
     consecutive counts) say how the catastrophic and selfish shares move with the number of tasks."""
     counts = check_grid("counts", counts, 2, len(tuned))
     individual = {split: np.array([accuracy(tuned[t], t, split) for t in range(counts[-1])])
                   for split in ("val", "test")}
-    zeroshot = np.array([accuracy(base, t, "test") for t in range(counts[-1])])
-    regime, stats = regime_metrics(base, tuned[:counts[-1]])
-    metrics = {"individual_acc": float(individual["test"].mean()), "zeroshot_acc": float(zeroshot.mean()),
+    zeroshot = {split: np.array([accuracy(base, t, split) for t in range(counts[-1])]) for split in ("val", "test")}
+    shared = TaskVectors(base, tuned[:counts[-1]])  # tau computed once; each count and merger reads a view
+    regime, stats = regime_metrics(base, shared)
+    metrics = {"individual_acc": float(individual["test"].mean()), "zeroshot_acc": float(zeroshot["test"].mean()),
+               "individual_val_acc": float(individual["val"].mean()), "zeroshot_val_acc": float(zeroshot["val"].mean()),
+               # how many tasks fine-tuning leaves at or below their zero-shot head on validation (0 when it learns)
+               "tasks_not_above_zeroshot_val": float((individual["val"] <= zeroshot["val"]).sum()),
                "num_params": float(base.numel()), "num_tasks": float(counts[-1]), **regime}
-    details = {"individual_test": individual["test"].tolist(), "zeroshot_test": zeroshot.tolist(), "regime": stats}
-    for count in counts:
-        m, details[f"t{count}"] = evaluate_count(accuracy, base, tuned, individual, count, masks,
-                                                 generator(count) if generator is not None else None, alphas, lambdas,
-                                                 consensus_k)
+    details = {f"{name}_{split}": values[split].tolist() for name, values in (("individual", individual),
+                                                                                ("zeroshot", zeroshot))
+               for split in ("val", "test")}
+    details["regime"] = stats
+    streams = [random_state(c) for c in counts] if callable(random_state) else spawn(random_state, len(counts))
+    for count, stream in zip(counts, streams):
+        m, details[f"t{count}"] = evaluate_count(accuracy, base, shared, individual, count, masks, stream, alphas,
+                                                 lambdas, consensus_k)
         metrics.update({f"t{count}_{k}": v for k, v in m.items()})
     metrics.update(m)  # the largest count, unprefixed
     for kind in ("catastrophic", "selfish"):

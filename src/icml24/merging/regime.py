@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import torch
 
-from .task_vectors import as_flat
+from .task_vectors import flat_task_vectors
+
+_BLOCK = 1 << 16  # parameters per block of the Gram matrix
 
 
 def task_vector_statistics(pretrained, finetuned, top: tuple[float, ...] = (0.01, 0.05)) -> dict:
@@ -25,27 +27,34 @@ def task_vector_statistics(pretrained, finetuned, top: tuple[float, ...] = (0.01
     * ``kurtosis``: the (non-excess) kurtosis of the entries of :math:`\tau_t` (3 for a Gaussian);
 
     and the scalars ``mean_abs_cos`` (mean :math:`|\cos(\tau_s, \tau_t)|` over pairs ``s != t``, ``nan`` for one
-    task) and ``max_abs_cos``. ``pretrained``: a state dict or ``[P]``; ``finetuned``: state dicts or ``[T, P]``.
+    task) and ``max_abs_cos``. ``pretrained``: a state dict or ``[P]``; ``finetuned``: state dicts, ``[T, P]`` or a
+    ``TaskVectors``.
     """
-    base, tuned, _, _ = as_flat(pretrained, finetuned)
+    base, tau, _, _ = flat_task_vectors(pretrained, finetuned)  # tau_t = theta_t - theta_0
     if not all(0.0 < q <= 1.0 for q in top):
         raise ValueError(f"top must hold fractions in (0, 1], got {top}")
-    tau = (tuned - base).double()  # tau_t = theta_t - theta_0
     num_tasks, num_params = tau.shape
-    norms = tau.norm(dim=1)
-    if not bool((norms > 0).all()):
-        raise ValueError("a task vector is all zeros (theta_t == theta_0): fine-tune every task before measuring")
-    out: dict = {"rel_norm": (norms / base.double().norm().clamp(min=1e-300)).tolist()}
-    energy = tau.square()
-    ordered = energy.sort(dim=1, descending=True).values
-    for q in top:
-        count = max(1, int(round(q * num_params)))
-        out[f"energy_top{q * 100:g}"] = (ordered[:, :count].sum(dim=1) / energy.sum(dim=1)).tolist()
-    centered = tau - tau.mean(dim=1, keepdim=True)
-    variance = centered.square().mean(dim=1)
-    out["kurtosis"] = (centered.pow(4).mean(dim=1) / variance.square().clamp(min=1e-300)).tolist()
-    unit = tau / norms.unsqueeze(1)
-    cos = (unit @ unit.T).abs()
+    base_norm = float(base.double().norm())
+    out: dict = {"rel_norm": [], **{f"energy_top{q * 100:g}": [] for q in top}, "kurtosis": []}
+    gram = torch.zeros(num_tasks, num_tasks, dtype=torch.float64)
+    for start in range(0, num_params, _BLOCK):  # Gram matrix of the task vectors in float64, a block at a time
+        block = tau[:, start:start + _BLOCK].double()
+        gram += block @ block.T
+    for row in tau:  # one task at a time in float64: memory stays a few [P] vectors, not [T, P] ones
+        row = row.double()
+        energy = row.square()
+        total = float(energy.sum())
+        if total == 0.0:
+            raise ValueError("a task vector is all zeros (theta_t == theta_0): fine-tune every task before measuring")
+        out["rel_norm"].append(total ** 0.5 / max(base_norm, 1e-300))
+        for q in top:  # share of ||tau_t||^2 in its largest q-fraction of entries
+            count = max(1, int(round(q * num_params)))
+            out[f"energy_top{q * 100:g}"].append(float(energy.topk(count, sorted=False).values.sum()) / total)
+        centered = row.sub_(row.mean())
+        variance = float(centered.square().mean())
+        out["kurtosis"].append(float(centered.pow_(4).mean()) / max(variance ** 2, 1e-300))
+    norms = gram.diagonal().sqrt()
+    cos = (gram / torch.outer(norms, norms)).abs()
     if num_tasks > 1:
         off = cos[~torch.eye(num_tasks, dtype=torch.bool)]
         out["mean_abs_cos"], out["max_abs_cos"] = float(off.mean()), float(off.max())

@@ -17,12 +17,13 @@ from collections.abc import Callable, Sequence
 import torch
 
 from icml24._estimator import Estimator
+from icml24._random import RandomState, torch_generator
 from icml24._validation import check_finite, check_fitted
 
 from . import kernels
 from .packed_masks import CompressedCheckpoints, PackedMasks
 from .task_arithmetic import task_arithmetic_vector
-from .task_vectors import as_flat, check_finite_weights
+from .task_vectors import check_finite_weights, flat_task_vectors
 from .ties import BLOCK, ties_vector
 
 DEFAULT_LAMBDAS = (0.2, 0.3, 0.4, 0.5, 0.6)
@@ -76,11 +77,13 @@ def compute_tall_masks(task_vectors: torch.Tensor, multitask_vector: torch.Tenso
     return masks
 
 
-def random_masks_like(masks: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+def random_masks_like(masks: torch.Tensor, random_state: RandomState = None) -> torch.Tensor:
     """Random boolean masks ``[T, P]`` keeping, per task, exactly as many weights as ``masks[t]`` does: the null
-    of a localization claim (same density, no localization)."""
+    of a localization claim (same density, no localization). Places drawn from ``random_state`` (one torch stream,
+    ``icml24._random.torch_generator``)."""
     if masks.ndim != 2 or masks.dtype != torch.bool:
         raise ValueError(f"masks must be a boolean [T, P] tensor, got {masks.dtype} {tuple(masks.shape)}")
+    generator = torch_generator(random_state)
     out = torch.zeros_like(masks)
     for t, row in enumerate(masks):
         out[t, torch.randperm(row.numel(), generator=generator)[:int(row.sum())]] = True
@@ -127,15 +130,15 @@ class TALLMasks(Estimator):
     def fit(self, pretrained, finetuned, score: Callable[[int, object], float] | None = None) -> TALLMasks:
         """Build the masks; with several lambdas, ``score(task, reconstructed_model)`` picks ``lambda_t``.
 
-        ``pretrained`` is a state dict (or flat ``[P]`` tensor), ``finetuned`` a list of state dicts (or ``[T, P]``);
+        ``pretrained`` is a state dict (or flat ``[P]`` tensor), ``finetuned`` a list of state dicts (or ``[T, P]``,
+        or a shared :class:`~icml24.merging.task_vectors.TaskVectors`);
         NaN or infinite weights, and a score that returns NaN, raise ``ValueError``.
         """
         lambdas = self._check_params()
-        base, tuned, self.layout_, self._template = as_flat(pretrained, finetuned)
-        self.pretrained_ = base
-        self.task_vectors_ = tuned - base  # tau_t = theta_t - theta_0
+        # tau_t = theta_t - theta_0 (a view of a shared TaskVectors when given one)
+        self.pretrained_, self.task_vectors_, self.layout_, self._template = flat_task_vectors(pretrained, finetuned)
         self.multitask_vector_ = multitask_vector(self.task_vectors_, self.multitask, self.density)
-        num_tasks = tuned.shape[0]
+        num_tasks = self.task_vectors_.shape[0]
         if len(lambdas) == 1:
             self.lambdas_ = torch.full((num_tasks,), lambdas[0], dtype=torch.float64)
             self.lambda_scores_ = torch.empty(num_tasks, 0)

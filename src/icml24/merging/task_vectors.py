@@ -9,7 +9,8 @@ Every merge here has the form of task arithmetic, the TALL-masks paper's startin
 
     tau_t = theta_t - theta_0,    theta = theta_0 + alpha * tau_MTL(tau_1, ..., tau_T)
 
-and they differ only in the multi-task vector ``tau_MTL`` (sum, TIES, consensus-masked).
+and they differ only in the multi-task vector ``tau_MTL`` (sum, TIES, consensus-masked). Fitting several of
+them on one :class:`TaskVectors` shares a single ``[T, P]`` tensor (each keeps a view) instead of one copy each.
 """
 
 from __future__ import annotations
@@ -120,6 +121,56 @@ def as_flat(pretrained: StateDict | torch.Tensor, finetuned: Sequence[StateDict]
     return base, tuned, layout, template
 
 
+class TaskVectors:
+    """Stacked task vectors ``tau [T, P]`` with the pre-trained ``theta_0 [P]`` they are taken from, computed once.
+
+    Pass it as ``finetuned`` to the ``fit`` of several mergers (with the same ``pretrained``): each keeps a view of
+    the one tensor (nothing is copied, the mergers only read it), so memory does not grow with the number of
+    mergers. ``tv[:k]`` is the first ``k`` tasks, again a view.
+
+    Args:
+        pretrained: a state dict or flat ``[P]`` tensor.
+        finetuned: a list of state dicts or ``[T, P]``; NaN or infinite weights raise ``ValueError``.
+    """
+
+    def __init__(self, pretrained: StateDict | torch.Tensor, finetuned: Sequence[StateDict] | torch.Tensor):
+        self.pretrained, tuned, self.layout, self.template = as_flat(pretrained, finetuned)
+        self.vectors = tuned - self.pretrained  # tau_t = theta_t - theta_0, the one copy
+
+    @classmethod
+    def _view(cls, parent: TaskVectors, vectors: torch.Tensor) -> TaskVectors:
+        view = cls.__new__(cls)
+        view.pretrained, view.vectors, view.layout, view.template = (parent.pretrained, vectors, parent.layout,
+                                                                     parent.template)
+        return view
+
+    def __getitem__(self, index: slice) -> TaskVectors:
+        if not isinstance(index, slice):
+            raise TypeError(f"index TaskVectors with a slice of tasks (tv[:k]), got {type(index).__name__}")
+        return TaskVectors._view(self, self.vectors[index])
+
+    def __len__(self) -> int:
+        return self.vectors.shape[0]
+
+    def __repr__(self) -> str:
+        return f"TaskVectors(num_tasks={self.vectors.shape[0]}, num_params={self.vectors.shape[1]})"
+
+
+def flat_task_vectors(pretrained: StateDict | torch.Tensor,
+                      finetuned: Sequence[StateDict] | torch.Tensor | TaskVectors):
+    """``(theta_0 [P], tau [T, P], layout or None, template or None)`` for a merger's ``fit``: from a
+    :class:`TaskVectors` its shared tensor (``pretrained`` must equal its ``theta_0``), else ``theta_t - theta_0``."""
+    if not isinstance(finetuned, TaskVectors):
+        base, tuned, layout, template = as_flat(pretrained, finetuned)
+        return base, tuned - base, layout, template  # tau_t = theta_t - theta_0
+    base = finetuned.pretrained
+    if pretrained is not base and pretrained is not finetuned.template:
+        flat = as_flat(pretrained, base.unsqueeze(0))[0]
+        if not torch.equal(flat, base):
+            raise ValueError("pretrained differs from the theta_0 the TaskVectors were taken from")
+    return base, finetuned.vectors, finetuned.layout, finetuned.template
+
+
 def compute_task_vectors(pretrained: StateDict | torch.Tensor,
                          finetuned: Sequence[StateDict] | torch.Tensor) -> torch.Tensor:
     """Stacked task vectors ``tau_t = theta_t - theta_0``, shape ``[num_tasks, num_params]``."""
@@ -170,13 +221,12 @@ class ScaledMerge(Estimator):
     def fit(self, pretrained, finetuned, score: Callable | None = None):
         """Compute the task vectors and the merged vector; choose ``scaling_`` on ``score`` if a grid was given.
 
-        ``pretrained``: state dict or flat ``[P]`` tensor; ``finetuned``: list of state dicts or ``[T, P]``; NaN or
-        infinite weights raise ``ValueError``.
+        ``pretrained``: state dict or flat ``[P]`` tensor; ``finetuned``: list of state dicts, ``[T, P]`` or a
+        :class:`TaskVectors` (shared, not copied); NaN or infinite weights raise ``ValueError``.
         """
         grid = self._check_params()
-        base, tuned, self.layout_, self._template = as_flat(pretrained, finetuned)
-        self.pretrained_ = base
-        self.task_vectors_ = tuned - base  # tau_t = theta_t - theta_0
+        # tau_t = theta_t - theta_0 (a view of a shared TaskVectors when given one)
+        self.pretrained_, self.task_vectors_, self.layout_, self._template = flat_task_vectors(pretrained, finetuned)
         self.multitask_vector_ = self._multitask_vector(self.task_vectors_)
         if len(grid) > 1 and score is None:
             raise ValueError(f"{type(self).__name__} got a scaling grid; pass score= to fit to choose on validation")

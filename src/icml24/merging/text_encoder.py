@@ -17,6 +17,8 @@ from pathlib import Path
 import torch
 from torch.func import functional_call
 
+from icml24._random import RandomState, torch_generator
+
 from .task_vectors import StateDictLayout
 
 SIZES = ("minilm", "tiny")
@@ -77,15 +79,17 @@ def zero_shot_head(model, tokenizer, class_names: list[str]) -> torch.Tensor:
 
 
 def finetune(model, base_state: dict, batch: dict[str, torch.Tensor], labels: torch.Tensor, head: torch.Tensor,
-             steps: int, lr: float, generator: torch.Generator, batch_size: int = 16,
+             steps: int, lr: float, random_state: RandomState = None, batch_size: int = 16,
              weight_decay: float = 0.1) -> dict[str, torch.Tensor]:
     """Fine-tune every weight of the encoder from ``base_state`` on one task, the head frozen; returns the state.
 
     AdamW with a linear warm-up over the first 10% of the steps then cosine decay (the paper's recipe, shortened);
-    minibatches are drawn from ``generator``. Dropout is off (eval mode), so the global generator is never used.
+    minibatches are drawn from ``random_state`` (one torch stream, ``icml24._random.torch_generator``). Dropout is
+    off (eval mode), so the global generator is never used.
     """
     if steps < 0 or lr <= 0 or batch_size < 1:
         raise ValueError(f"need steps >= 0, lr > 0 and batch_size >= 1, got {steps}, {lr}, {batch_size}")
+    generator = torch_generator(random_state)
     model.load_state_dict(base_state)
     if steps == 0:
         return {k: v.detach().clone() for k, v in model.state_dict().items()}

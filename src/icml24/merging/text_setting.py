@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import torch
 
+from icml24._random import RandomState
+
 from .task_vectors import StateDictLayout
 from .text_encoder import EncoderEvaluator, finetune, load_encoder, tokenize, zero_shot_head
 from .text_tasks import TEXT_TASKS, text_tasks
@@ -39,11 +41,12 @@ class TextMergingSetting:
         self.train = data.pop("train")
         self.evaluator = EncoderEvaluator(self.model, self.layout, self.heads, data)
 
-    def finetune(self, task: int, steps: int, lr: float, generator: torch.Generator, batch_size: int = 16,
+    def finetune(self, task: int, steps: int, lr: float, random_state: RandomState = None, batch_size: int = 16,
                  weight_decay: float = 0.1) -> torch.Tensor:
-        """``theta_t`` (flat) after ``steps`` AdamW minibatches on task ``task`` from ``theta_0``."""
+        """``theta_t`` (flat) after ``steps`` AdamW minibatches on task ``task`` from ``theta_0`` (minibatches drawn
+        from ``random_state``)."""
         batch, labels = self.train[task]
-        state = finetune(self.model, self.base_state, batch, labels, self.heads[task], steps, lr, generator,
+        state = finetune(self.model, self.base_state, batch, labels, self.heads[task], steps, lr, random_state,
                          batch_size, weight_decay)
         return self.layout.flatten(state)
 
