@@ -19,10 +19,11 @@ machine is shared), and the script exits 1 when a comparison's outputs disagree.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 
 import numpy as np
+from _timing import check, finish
+from _timing import median_of as _median_of
 from threadpoolctl import threadpool_limits
 
 from icml24.kernels import (
@@ -35,25 +36,10 @@ from icml24.kernels import (
     variance_per_feature_loop,
 )
 
-FAILURES: list[str] = []
-
 
 def median_of(fn, runs: int = 5, warmup: int = 1):
     """``(fn(), median CPU seconds over runs)`` after ``warmup`` untimed calls."""
-    for _ in range(warmup):
-        out = fn()
-    times = []
-    for _ in range(runs):
-        start = time.process_time()
-        out = fn()
-        times.append(time.process_time() - start)
-    return out, float(np.median(times))
-
-
-def check(ok: bool, message: str) -> None:
-    if not ok:
-        FAILURES.append(message)
-        print(f"DISAGREE: {message}")
+    return _median_of(fn, repeats=runs, warmup=warmup, clock=time.process_time)
 
 
 def against_scikit_learn(n: int, d: int, bandwidth: float) -> None:
@@ -97,7 +83,7 @@ def secondary(n: int, p: int, a: float) -> None:
     with mpmath.workdps(30):
         K_mp = kernel_matrix("gaussian", X, X, 0.05, precision="mpmath", dps=30)
         rhs = mpmath.matrix(y.tolist())
-        x_mp, t_mp = median_of(lambda: mpmath.lu_solve(K_mp, rhs), runs=5, warmup=0)
+        x_mp, t_mp = median_of(lambda: mpmath.lu_solve(K_mp, rhs))
         x_mp = np.array([float(v) for v in x_mp])
     rel = float(np.max(np.abs(x_ld.astype(float) - x_mp)) / np.max(np.abs(x_mp)))
     check(rel < 1e-6, f"longdouble and mpmath solves differ by {rel}")  # forward error ~ eps_longdouble * cond
@@ -105,7 +91,7 @@ def secondary(n: int, p: int, a: float) -> None:
           f"ratio x{t_mp / t_ld:.0f}; max relative difference {rel:.1e}")
 
 
-def main() -> int:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--d", type=int, default=10)
@@ -118,11 +104,8 @@ def main() -> int:
         against_scikit_learn(args.n, args.d, args.bandwidth)
         against_scikit_learn(2 * args.n, 2 * args.d, 2 * args.bandwidth)
         secondary(args.spectral_n, args.p, args.a)
-    if FAILURES:
-        print(f"{len(FAILURES)} comparison(s) disagree", file=sys.stderr)
-        return 1
-    return 0
+    finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -4,7 +4,10 @@ One UNet forward (a classifier-free-guidance batch) with the hook at beta = 0.5 
 chunks) against the plain model on the base prompt, on the local TinyTextUNet and on a diffusers
 UNet2DConditionModel with random weights (when diffusers is installed). Our hook attends only the queries inside
 each region (the released code attends every query for every region, then crops); the ratio is hooked / plain time.
-Agreement: with beta = 1 the hooked forward must equal the plain one exactly. Exits 1 if it does not.
+Agreement: with beta = 1 the hooked forward must equal the plain one exactly. Exits 1 if it does not. Times are
+medians of ``--repeats`` (>= 5) forwards after a warm-up. Against the official code: our processor on the parity
+fixture's diffusers Attention (2x2 plan, beta 0.5) beside the official ``hook_forward``'s recorded time
+(tests/parity/rpg.json, its machine and date printed), the outputs checked against the official ones.
 
     python benchmarks/bench_rpg.py [--batch 64] [--repeats 20] [--threads 1]
 """
@@ -12,20 +15,54 @@ Agreement: with beta = 1 the hooked forward must equal the plain one exactly. Ex
 from __future__ import annotations
 
 import argparse
+import json
 import sys
-import time
+from pathlib import Path
 
+import numpy as np
 import torch
+from _timing import median_of
 
 from icml24.generative import TinyTextUNet, parse_split_ratio, regional_hook
 
 
 def _time(fn, repeats: int) -> float:
-    fn()
-    start = time.perf_counter()
-    for _ in range(repeats):
-        fn()
-    return (time.perf_counter() - start) / repeats
+    """Median seconds of max(repeats, 5) calls after a warm-up."""
+    return median_of(fn, repeats=max(repeats, 5))[1]
+
+
+def against_the_recording(repeats: int) -> bool:
+    """Our regional processor on the fixture's Attention and inputs against the official hook's recorded time."""
+    try:
+        from diffusers.models.attention_processor import Attention
+    except ImportError:
+        print("RPG vs the official hook_forward (recorded): skipped (diffusers not installed)")
+        return True
+    from icml24.generative import RegionalAttnProcessor
+
+    fixture = json.loads((Path(__file__).resolve().parents[1] / "tests" / "parity" / "rpg.json").read_text())
+    case = next(c for c in fixture["cases"] if c["name"] == "attention_1,1,1;1,1,1")
+    dim, heads, tokens = case["inputs"]["dim"], case["inputs"]["heads"], case["inputs"]["tokens"]
+    module = Attention(query_dim=dim, cross_attention_dim=dim, heads=heads, dim_head=dim // heads)
+    layout = parse_split_ratio(case["inputs"]["ratio"])
+    generator = torch.Generator().manual_seed(35)  # the recorder's recipe, drawn in the same order
+    with torch.no_grad():
+        for lin in (module.to_q, module.to_k, module.to_v, module.to_out[0]):
+            lin.weight.copy_(torch.randn(lin.weight.shape, generator=generator) * 0.4)
+        module.to_out[0].bias.copy_(torch.randn(dim, generator=generator) * 0.1)
+        x = torch.randn((2, 64, dim), generator=generator)
+        context = torch.randn((2, (layout.num_regions + 1) * tokens, dim), generator=generator)
+        processor = RegionalAttnProcessor(module.processor, layout, (8, 8), tokens, base_ratio=0.5)
+        out, seconds = median_of(lambda: processor(module, x, context), repeats=max(repeats, 5))
+    gap = float(np.abs(out.numpy() - np.asarray(case["values"])).max())
+    agree = gap <= case["tolerance"]
+    where = f"{fixture['recorded']['machine']}, {fixture['recorded']['date']}"
+    print(f"RPG regional cross-attention vs the official hook_forward (recorded on {where}), fixture Attention "
+          f"(2x2 plan, beta 0.5, cond + uncond): ours {seconds * 1e3:.2f} ms live (median), official "
+          f"{case['official_seconds'] * 1e3:.0f} ms recorded (one cold call), ratio "
+          f"{case['official_seconds'] / seconds:.0f}x; "
+          f"outputs {'agree' if agree else 'DISAGREE'} (max diff {gap:.1e}, tolerance {case['tolerance']})")
+    return agree
 
 
 def compare(name: str, model, x, t, base, regions, canvas, chunk_len, repeats: int) -> bool:
@@ -65,6 +102,7 @@ def main() -> int:
     with torch.no_grad():
         encoded = local.encode(tokens).reshape(args.batch, 5 * 12, -1)
     ok &= compare("local TinyTextUNet", local, x, t, encoded[:, :12], encoded[:, 12:], (16, 16), 12, args.repeats)
+    ok &= against_the_recording(args.repeats)
     try:
         from diffusers import UNet2DConditionModel
     except ImportError:
