@@ -109,7 +109,7 @@ def calibration_benchmark(args) -> bool:
         ("ACT calibration (AttentionCalibration, fused kernel), in place on the softmax output",
          lambda x: calibration(x, inplace=True, normalized=True),
          lambda x: per_head_loop(x, 0.1, 0.4, inplace=True), "per-head loop in place", attn.clone),
-        ("ACT calibration, torch path (GPU/autograd/padding fallback), new map",
+        ("(secondary) ACT calibration, torch path (GPU/autograd/padding fallback), new map",
          lambda x: calibrate_attention(attn, calibration.detect(attn), 0.4),
          lambda x: per_head_loop(attn, 0.1, 0.4), "per-head loop", None),
     ]
