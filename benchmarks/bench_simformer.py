@@ -1,25 +1,79 @@
-"""Simformer sampling cost against accuracy: Euler–Maruyama vs the adaptive probability-flow ODE, and sbi's NPE.
+"""Simformer posterior sampling against sbi's NPE: CPU seconds at matched C2ST (issue #49).
 
-    .venv/bin/python benchmarks/bench_simformer.py [--budget 2000] [--steps 300] [--samples 500]
+    .venv/bin/python benchmarks/bench_simformer.py [--budget 2000] [--steps 300] [--samples 500] [--seeds 3]
 
-One Simformer is trained on gaussian_linear (10 + 10 dims); its posterior at observation 1 is drawn with
-Euler–Maruyama (100 steps) and with the probability-flow ODE under scipy's RK45 at several tolerances. Each line
-gives the score-network evaluations, the time, the random-forest C2ST against the exact posterior, and the ratio to
-Euler–Maruyama; the last line picks the cheapest point within 0.02 C2ST of the best (the rule behind the default).
-sbi's NPE (same simulations, sbi's defaults) is timed for sampling beside them. Outputs "agree" when a sampler's
-C2ST is within 0.1 of Euler–Maruyama's (the same learned distribution); the script exits 1 only if the tightest
-tolerance does not (a loose tolerance scoring worse is a point on the cost curve, not a wrong output).
+A Simformer (2 layers) and sbi's NPE (neural spline flow, sbi's defaults) are trained on the same gaussian_linear
+simulations (10 + 10 dims); both draw the posterior at observation 1. The Simformer samples with the paper's
+sampler, Euler–Maruyama on the reverse SDE (``method="sde"``), at 100 steps (the reference here; the paper's default
+is 500) and at fewer steps (``num_steps``, the named setting that trades accuracy for time). Each line gives the
+score-network evaluations, the CPU seconds of one draw (median of 5 after a warm-up, ``benchmarks/_timing.py``
+``median_of`` with ``time.process_time``: the machine is shared), the random-forest C2ST against the exact
+posterior (mean and spread over ``--seeds`` seeds, each its own simulations, training and sampling stream) and the
+time ratio to NPE's sampling (same process).
+
+The fixed-condition score network (``FixedConditionScore``: fixed token parts, one time embedding per step, free
+tokens only in the last block) is checked against ``ScoreTransformer.forward`` on the same inputs and timed beside it.
+
+Outputs disagree, and the script exits 1, when the fixed-condition network differs from ``forward`` by more than
+1e-4 (relative), or when the largest of the fewer-step counts (50) has a mean C2ST more than ``--tolerance`` (0.03)
+above the reference's (one learned distribution, one integrator: it must converge as steps grow). The cheapest step
+count within the tolerance is the reported operating point ("at equal C2ST").
+
+Measured (2 CPU cores shared by 8 processes, one thread): see the report of issue #49; the bound is the network's
+cost per evaluation (linear layers, about 70% of it) times the evaluations, against one pass of NPE's flow.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 
 import torch
+from _timing import median_of
 
 from icml24.sbi import NPE, Simformer, c2st, get_task
+from icml24.sbi.masks import attention_mask
+from icml24.sbi.transformer import FixedConditionScore
+
+
+def _train(task, budget: int, steps: int, seed: int):
+    joint = task.simulate_joint(budget, seed)
+    model = Simformer(graph=task.graph, num_layers=2, random_state=seed)
+    model.append_simulations(joint[:, :10], joint[:, 10:]).train(max_steps=steps, batch_size=128,
+                                                                 validation_fraction=0.0)
+    return joint, model
+
+
+def _time_samplers(model, x_o, samples: int, samplers) -> dict[str, float]:
+    """CPU seconds of one posterior draw per sampler (median of 5 after a warm-up)."""
+    return {label: median_of(lambda kwargs=kwargs: model.sample_posterior(samples, x_o, random_state=1, **kwargs),
+                             clock=time.process_time)[1] for label, kwargs in samplers}
+
+
+def _npe(task, joint, x_o, samples: int, reference) -> tuple[NPE, float, float]:
+    """sbi's NPE on the same simulations: (estimator, CPU seconds of one draw, C2ST)."""
+    npe = NPE(task.prior(), random_state=0).append_simulations(joint[:, :10], joint[:, 10:]).train()
+    draw, seconds = median_of(lambda: npe.sample_posterior(samples, x_o, random_state=1), clock=time.process_time)
+    return npe, seconds, c2st(draw, reference)
+
+
+def _network_check(model, x_o, samples: int) -> tuple[float, float, float]:
+    """(relative max difference, forward ms, fixed-condition ms) of one score evaluation at t = 0.5."""
+    mask = torch.arange(20) >= 10
+    edges = torch.as_tensor(attention_mask(model.graph_, model.graph_kind, mask.numpy()))
+    x = torch.randn(samples, 20, generator=torch.Generator().manual_seed(0))
+    x[:, 10:] = (x_o - model.mean_[10:]) / model.std_[10:]
+    t = torch.full((samples,), 0.5)
+    std = model.sde.std(t)
+    fast = FixedConditionScore(model.network_, mask, edges)
+    with torch.inference_mode():
+        reference, forward_s = median_of(
+            lambda: model.network_(x, t, mask[None].expand(samples, -1), std, edges[None]), clock=time.process_time)
+        ours, fast_s = median_of(lambda: fast(x, t, std), clock=time.process_time)
+    difference = float((ours - reference)[:, ~mask].abs().max() / reference[:, ~mask].abs().max())
+    return difference, 1e3 * forward_s, 1e3 * fast_s
 
 
 def main() -> int:
@@ -27,47 +81,57 @@ def main() -> int:
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--samples", type=int, default=500)
-    parser.add_argument("--tolerances", type=float, nargs="+", default=[1e-1, 1e-2, 1e-3])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--em-steps", type=int, default=100)
+    parser.add_argument("--fewer-steps", type=int, nargs="+", default=[50, 25, 15])
+    parser.add_argument("--tolerance", type=float, default=0.03)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
     task = get_task("gaussian_linear")
-    generator = torch.Generator().manual_seed(0)
-    joint = task.simulate_joint(args.budget, generator)
-    theta, x = joint[:, :10], joint[:, 10:]
     x_o = task.observation(1)
-    reference = task.reference_posterior(x_o, args.samples, generator)
-    model = Simformer(graph=task.graph, num_layers=2).append_simulations(theta, x)
-    model.train(max_steps=args.steps, batch_size=128, validation_fraction=0.0)
+    samplers = [(f"EM {k} steps", {"method": "sde", "num_steps": k})
+                for k in [args.em_steps] + sorted(args.fewer_steps, reverse=True)]
+    scores: dict[str, list[float]] = {label: [] for label, _ in samplers}
+    evaluations = {}
+    for seed in range(args.seeds):
+        joint, model = _train(task, args.budget, args.steps, seed)
+        reference = task.reference_posterior(x_o, args.samples, 10_000 + seed)
+        for label, kwargs in samplers:
+            draw = model.sample_posterior(args.samples, x_o, random_state=20_000 + seed, **kwargs)
+            scores[label].append(c2st(draw, reference))
+            evaluations[label] = model.score_evaluations_
+        if seed == 0:
+            seconds = _time_samplers(model, x_o, args.samples, samplers)
+            difference, forward_ms, fast_ms = _network_check(model, x_o, args.samples)
+            npe, npe_seconds, npe_c2st = _npe(task, joint, x_o, args.samples, reference)
 
-    points = []
-    for label, kwargs in [("EM 100 steps", {"method": "sde", "num_steps": 100})] + \
-            [(f"ODE RK45 tol {tol:g}", {"method": "ode_adaptive", "tolerance": tol}) for tol in args.tolerances]:
-        start = time.perf_counter()
-        samples = model.sample_posterior(args.samples, x_o, random_state=1, **kwargs)
-        points.append((label, model.score_evaluations_, time.perf_counter() - start, c2st(samples, reference)))
-
-    npe = NPE(task.prior(), random_state=0).append_simulations(theta, x).train()
-    start = time.perf_counter()
-    npe_samples = npe.sample_posterior(args.samples, x_o, random_state=1)
-    npe_seconds, npe_c2st = time.perf_counter() - start, c2st(npe_samples, reference)
-
-    _, em_evals, em_seconds, em_c2st = points[0]
-    disagree = False
-    for index, (label, evals, seconds, score) in enumerate(points[1:], start=1):
-        agree = abs(score - em_c2st) <= 0.1
-        disagree |= not agree and index == len(points) - 1  # loose tolerances are points on the curve, not errors
-        print(f"simformer posterior sampling, {args.samples} samples x 20 dims: {label} {evals} evals {seconds:.2f}s "
-              f"vs EM 100 steps {em_evals} evals {em_seconds:.2f}s: speed-up {em_seconds / seconds:.1f}x; "
-              f"C2ST {score:.3f} vs {em_c2st:.3f}; outputs {'agree' if agree else 'DISAGREE'}")
-    best = min(score for _, _, _, score in points)
-    label, evals, seconds, score = min((p for p in points if p[3] <= best + 0.02), key=lambda p: p[1])
-    print(f"cheapest within 0.02 C2ST of the best ({best:.3f}): {label} ({evals} evals, {seconds:.2f}s, C2ST "
-          f"{score:.3f})")
-    print(f"simformer vs npe sampling, {args.samples} samples: {label} {seconds:.2f}s vs npe (nsf, {npe.epochs_} "
-          f"epochs at sbi defaults) {npe_seconds:.3f}s: ratio {seconds / max(npe_seconds, 1e-9):.0f}x; C2ST "
-          f"{score:.3f} vs {npe_c2st:.3f} (informational)")
+    print(f"score network, one evaluation on {args.samples} x 20 tokens (2 layers): forward {forward_ms:.1f} ms CPU vs "
+          f"fixed-condition {fast_ms:.1f} ms CPU: speed-up {forward_ms / fast_ms:.2f}x; max relative difference "
+          f"{difference:.1e} (tolerance 1e-4): outputs {'agree' if difference <= 1e-4 else 'DISAGREE'}")
+    em_label = samplers[0][0]
+    em_mean = statistics.mean(scores[em_label])
+    print(f"npe (nsf, {npe.epochs_} epochs at sbi defaults): {npe_seconds:.3f}s CPU per {args.samples} samples, "
+          f"C2ST {npe_c2st:.3f} (seed 0)")
+    for label, _ in samplers:
+        mean, spread = statistics.mean(scores[label]), statistics.pstdev(scores[label])
+        print(f"simformer posterior, {args.samples} samples x 20 dims: {label}: {evaluations[label]} evals, "
+              f"{seconds[label]:.2f}s CPU, / npe {seconds[label] / npe_seconds:.0f}x; C2ST {mean:.3f} +- "
+              f"{spread:.3f} over {args.seeds} seeds ({', '.join(f'{s:.3f}' for s in scores[label])}), "
+              f"vs reference {mean - em_mean:+.3f}")
+    agreeing = [label for label, _ in samplers[1:]
+                if statistics.mean(scores[label]) <= em_mean + args.tolerance]
+    chosen = agreeing[-1] if agreeing else em_label  # the fewest steps within the tolerance
+    print(f"at equal C2ST (within {args.tolerance} of the reference's {em_mean:.3f}): {chosen} "
+          f"{seconds[chosen]:.2f}s CPU vs npe {npe_seconds:.3f}s: ratio {seconds[chosen] / npe_seconds:.0f}x "
+          f"(reference: {seconds[em_label] / npe_seconds:.0f}x); C2ST {statistics.mean(scores[chosen]):.3f} vs npe "
+          f"{npe_c2st:.3f}")
+    largest = samplers[1][0]
+    disagree = difference > 1e-4 or statistics.mean(scores[largest]) > em_mean + args.tolerance
+    if disagree:
+        print(f"DISAGREE: {largest} C2ST {statistics.mean(scores[largest]):.3f} vs reference {em_mean:.3f} "
+              f"(tolerance {args.tolerance}), network difference {difference:.1e}")
     return 1 if disagree else 0
 
 

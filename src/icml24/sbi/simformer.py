@@ -43,7 +43,9 @@ from .masks import (
 )
 from .sampling import euler_maruyama, probability_flow_ode, probability_flow_ode_adaptive, rejection_sample
 from .sde import denoising_loss, make_sde
-from .transformer import ScoreTransformer
+from .transformer import FixedConditionScore, ScoreTransformer
+
+SAMPLING_METHODS = ("sde", "ode", "ode_adaptive")
 
 
 class Simformer(FittedAttributes):
@@ -354,9 +356,10 @@ class Simformer(FittedAttributes):
             num_samples: how many samples.
             condition: ``{index: value}`` over the joint ``[theta, x]``, or a ``[n]`` tensor with NaN for free
                 entries, or ``None`` for the joint.
-            method: ``"sde"`` (Euler–Maruyama on the reverse SDE, default), ``"ode"`` (probability flow, Heun with
-                ``num_steps`` steps) or ``"ode_adaptive"`` (probability flow, adaptive RK45 at ``tolerance``).
-            num_steps: integration steps of ``"sde"`` / ``"ode"`` (paper: 500).
+            method: ``"sde"`` (Euler–Maruyama on the reverse SDE, default, the paper's), ``"ode"`` (probability flow,
+                Heun with ``num_steps`` steps) or ``"ode_adaptive"`` (probability flow, adaptive RK45 at ``tolerance``).
+            num_steps: integration steps of ``"sde"`` / ``"ode"`` (paper and default: 500; the cost is linear in it,
+                ``benchmarks/bench_simformer.py`` measures C2ST against it).
             random_state: the initial noise and Brownian increments' stream: an int, a numpy or torch Generator (a
                 torch one used as is), or None (default): the estimator's own sampling stream, seeded by its
                 ``random_state``; successive calls continue it.
@@ -367,8 +370,8 @@ class Simformer(FittedAttributes):
         Sets ``score_evaluations_`` (batched network calls, last round) and ``rejection_rate_`` (outside support).
         """
         mask, values = self.condition_from(condition)
-        if method not in ("sde", "ode", "ode_adaptive"):
-            raise ValueError(f"method must be 'sde', 'ode' or 'ode_adaptive', got {method!r}")
+        if method not in SAMPLING_METHODS:
+            raise ValueError(f"method must be one of {SAMPLING_METHODS}, got {method!r}")
         if num_samples < 1 or num_steps < 1:
             raise ValueError(f"num_samples and num_steps must be >= 1, got {num_samples} and {num_steps}")
         check_positive("tolerance", tolerance)
@@ -393,15 +396,24 @@ class Simformer(FittedAttributes):
         x_init = torch.where(mask, observed, factor * self.data_mean_ + spread * noise)
         condition_mask = mask[None].expand(num_samples, -1)
         edges = attention_mask(self.graph_, self.graph_kind, mask.numpy())
-        edges = None if edges is None else torch.as_tensor(edges, device=self.device)[None]
+        edges = None if edges is None else torch.as_tensor(edges, device=self.device)
+        # the network specialised to this one condition (fixed token parts, shared time, free tokens only in the
+        # last block unless guidance reads the observed entries' scores): forward's numbers, fewer operations
+        network = FixedConditionScore(self.network_, mask, edges, free_only=guidance is None)
 
         def score_fn(x: Tensor, t: Tensor) -> Tensor:
-            out = self.network_(x.to(self.device), t.to(self.device), condition_mask.to(self.device),
-                                self.sde.std(t).to(self.device), edges)
-            return out.cpu()
+            return network(x.to(self.device), t.to(self.device), self.sde.std(t).to(self.device)).cpu()
 
         normalized_guidance = None if guidance is None else (lambda z, t: guidance(z * self.std_ + self.mean_, t))
 
+        with torch.inference_mode(guidance is None):  # guidance differentiates the potential: no inference tensors
+            samples = self._integrate(method, score_fn, x_init, condition_mask, num_steps, generator,
+                                      normalized_guidance, tolerance)
+        samples = samples * self.std_ + self.mean_
+        return torch.where(mask, values, samples)
+
+    def _integrate(self, method: str, score_fn, x_init: Tensor, condition_mask: Tensor, num_steps: int,
+                   generator: torch.Generator, normalized_guidance, tolerance: float) -> Tensor:
         if method == "sde":
             samples = euler_maruyama(score_fn, self.sde, x_init, condition_mask, num_steps, generator,
                                      normalized_guidance)
@@ -412,8 +424,7 @@ class Simformer(FittedAttributes):
         else:
             samples, self.score_evaluations_ = probability_flow_ode_adaptive(score_fn, self.sde, x_init,
                                                                              condition_mask, tolerance, tolerance)
-        samples = samples * self.std_ + self.mean_
-        return torch.where(mask, values, samples)
+        return samples
 
     def sample_posterior(self, num_samples: int, x_observed: Tensor, **kwargs) -> Tensor:
         """``theta ~ p(theta | x_observed)``: ``[num_samples, num_theta]``."""
