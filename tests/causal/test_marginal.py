@@ -61,3 +61,6 @@ def test_bad_input():
         MarginalLikelihoodScore().fit(np.zeros((5, 3)), groups=[[0, 1], [2]])
     with pytest.raises(ValueError, match="4 <= n"):
         MarginalLikelihoodScore().fit(np.random.default_rng(0).standard_normal((3, 2))).local_score(0, [1])
+    constant = np.column_stack([np.ones(20), np.random.default_rng(1).standard_normal(20)])
+    with pytest.raises(ValueError, match="constant"):
+        MarginalLikelihoodScore().fit(constant).local_score(1, [0])

@@ -43,7 +43,11 @@ def _median_heuristic(column: np.ndarray) -> np.float64:
     sq = column * column
     dists = sq + sq.T - 2 * column * column.T
     dists = dists - np.tril(dists)
-    return np.sqrt(0.5 * np.median(dists[dists > 0]))
+    positive = dists[dists > 0]
+    if positive.size == 0:
+        raise ValueError("a variable is constant: the median heuristic needs two distinct values (causal-learn's "
+                         "score is nan there)")
+    return np.sqrt(0.5 * np.median(positive))
 
 
 def child_features(column: np.ndarray) -> np.ndarray:
