@@ -9,7 +9,7 @@ from icml24.bandits import E4, LinearBandit, end_of_optimism_instance, random_in
 
 def test_e4_finds_best_arm_on_easy_two_arm_instance():
     bandit = LinearBandit(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([1.0, 0.2]))
-    run = run_batched(E4(), bandit, 5000, seed=0)
+    run = run_batched(E4(), bandit, 5000, random_state=0)
     assert run.info["chernoff_passed"] and run.num_batches == 3
     assert run.pulls[0] > 0.95 * 5000
     assert run.regret.shape == (5000,) and np.all(np.diff(run.regret) >= 0)
@@ -18,8 +18,8 @@ def test_e4_finds_best_arm_on_easy_two_arm_instance():
 
 def test_e4_same_seed_same_regret_and_three_batches_on_eoo():
     bandit = end_of_optimism_instance(2, 0.2)
-    first = run_batched(E4(), bandit, 10_000, seed=7)
-    second = run_batched(E4(), bandit, 10_000, seed=7)
+    first = run_batched(E4(), bandit, 10_000, random_state=7)
+    second = run_batched(E4(), bandit, 10_000, random_state=7)
     assert first.final_regret == second.final_regret
     np.testing.assert_array_equal(first.batch_ends, second.batch_ends)
     assert first.num_batches == 3 and first.batch_ends[-1] == 10_000
@@ -28,7 +28,7 @@ def test_e4_same_seed_same_regret_and_three_batches_on_eoo():
 def test_e4_batch_two_follows_the_allocation():
     bandit = end_of_optimism_instance(2, 0.2)
     policy = E4()
-    run = run_batched(policy, bandit, 10_000, seed=1)
+    run = run_batched(policy, bandit, 10_000, random_state=1)
     explore = run.batch_ends[0]
     log_t = np.log(10_000)
     alpha = (1 + 1 / np.log(log_t)) * (1 + 2 * np.log(log_t) / log_t)
@@ -40,7 +40,7 @@ def test_e4_batch_two_follows_the_allocation():
 def test_e4_falls_back_to_elimination_when_test_fails():
     # d=20, K=50, T=2000: batch 2 is capped at T/(2K), so the Chernoff test cannot pass
     bandit = random_instance(50, 20, np.random.default_rng(0))
-    run = run_batched(E4(gamma=0.5), bandit, 2000, seed=0)
+    run = run_batched(E4(gamma=0.5), bandit, 2000, random_state=0)
     assert not run.info["chernoff_passed"]
     assert run.num_batches >= 3
 
@@ -48,9 +48,9 @@ def test_e4_falls_back_to_elimination_when_test_fails():
 def test_e4_warns_on_tied_best_arms_and_only_the_official_gamma_goes_linear():
     bandit = LinearBandit(np.array([[1.0, 0.0], [0.9, 0.2], [0.0, 1.0]]), np.array([1.0, 0.5]))
     with pytest.warns(UserWarning, match=r"arms \[0, 1\] tie for the best mean: E4's stopping test"):
-        ours = run_batched(E4(), bandit, 10_000, seed=0)
+        ours = run_batched(E4(), bandit, 10_000, random_state=0)
     with pytest.warns(UserWarning, match="tie for the best mean"):
-        official = run_batched(E4(gamma=10), bandit, 10_000, seed=0)
+        official = run_batched(E4(gamma=10), bandit, 10_000, random_state=0)
     assert not ours.info["chernoff_passed"] and not official.info["chernoff_passed"]
     assert ours.info["elimination_batches"] >= 3 and ours.final_regret < 0.1 * 10_000  # elimination drops arm 2
     assert official.info["elimination_batches"] == 1 and official.final_regret > 0.1 * 10_000
@@ -71,7 +71,7 @@ def test_e4_with_a_failing_stopping_test_eliminates_down_to_one_arm_on_a_random_
     bandit = LinearBandit(arms, np.eye(5)[0])
     horizon = 100_000
     policy = _NeverStops()
-    run = run_batched(policy, bandit, horizon, seed=seed)
+    run = run_batched(policy, bandit, horizon, random_state=seed)
     assert not run.info["chernoff_passed"] and run.info["chernoff_threshold"] == float("inf")
     assert np.log(horizon) ** 2 < horizon  # T_3 = (log T)^{1+gamma} fits in the horizon
     assert run.info["elimination_batches"] >= 2 and policy.phase_ == "exploit"
@@ -80,16 +80,16 @@ def test_e4_with_a_failing_stopping_test_eliminates_down_to_one_arm_on_a_random_
     assert run.regret[-1] == run.regret[run.batch_ends[-2] - 1] and last > 0.3 * horizon  # commits to it
     # the official gamma = 10 never gets there: batch 3 ((log T)^11 pulls) is cut by the horizon
     official = _NeverStops(gamma=10)
-    run_official = run_batched(official, bandit, horizon, seed=seed)
+    run_official = run_batched(official, bandit, horizon, random_state=seed)
     assert run_official.info["elimination_batches"] == 1 and run_official.num_batches == 3
     assert run_official.final_regret > 3 * run.final_regret
 
 
 def test_e4_rejects_tiny_horizon_and_a_one_arm_bandit():
     with pytest.raises(ValueError, match="horizon"):
-        run_batched(E4(), end_of_optimism_instance(), 10, seed=0)
+        run_batched(E4(), end_of_optimism_instance(), 10, random_state=0)
     with pytest.raises(ValueError, match="E4 needs at least 2 arms, got 1"):
-        run_batched(E4(), LinearBandit(np.array([[1.0, 0.0]]), np.array([1.0, 0.0])), 100, seed=0)
+        run_batched(E4(), LinearBandit(np.array([[1.0, 0.0]]), np.array([1.0, 0.0])), 100, random_state=0)
 
 
 @pytest.mark.parametrize("kwargs,match", [({"gamma": float("nan")}, "gamma contains NaN"),
@@ -129,10 +129,10 @@ def test_the_two_exploration_rates_differ_only_in_the_elimination_grid():
 
 def test_the_stopping_record_says_when_e4_committed_and_whether_the_cap_bound():
     bandit = LinearBandit(np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([1.0, 0.2]))
-    run = run_batched(E4(), bandit, 5000, seed=0)
+    run = run_batched(E4(), bandit, 5000, random_state=0)
     assert run.info["commit_batch"] == 2 and run.info["chernoff_passed"]
     assert run.info["chernoff_statistic"] > run.info["chernoff_threshold"]
     hard = random_instance(20, 10, 100)  # gaps down to 0.004: the (log T)^2 cap binds, the test fails
-    run = run_batched(E4(), hard, 20_000, seed=100)
+    run = run_batched(E4(), hard, 20_000, random_state=100)
     assert not run.info["chernoff_passed"] and run.info["cap_binding_arms"] >= 1
     assert run.info["commit_batch"] == 0 or 3 <= run.info["commit_batch"] <= run.num_batches  # after elimination

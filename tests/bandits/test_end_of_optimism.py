@@ -35,7 +35,7 @@ def test_endoa_block_check_equals_sequential_check():
 
 
 def test_endoa_is_fully_sequential_in_batch_count():
-    run = run_batched(EndOfOptimism(), end_of_optimism_instance(2, 0.2), 3000, seed=0)
+    run = run_batched(EndOfOptimism(), end_of_optimism_instance(2, 0.2), 3000, random_state=0)
     assert run.num_batches == 3000 and run.regret.shape == (3000,)
 
 

@@ -8,7 +8,7 @@ from icml24.bandits import LinearBandit, LinUCB, run_batched
 
 def test_linucb_learns_the_best_arm():
     bandit = LinearBandit(np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 1], [0.5, 0.5, 0]]), np.array([1.0, 0, 0]))
-    run = run_batched(LinUCB(), bandit, 2000, seed=0)
+    run = run_batched(LinUCB(), bandit, 2000, random_state=0)
     assert run.num_batches == 2000
     assert run.pulls[0] > 0.7 * 2000
 

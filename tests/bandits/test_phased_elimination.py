@@ -7,7 +7,7 @@ from icml24.bandits import PhasedElimination, end_of_optimism_instance, run_batc
 
 def test_phased_elimination_batches_and_best_arm():
     policy = PhasedElimination()
-    run = run_batched(policy, end_of_optimism_instance(2, 0.2), 10_000, seed=0)
+    run = run_batched(policy, end_of_optimism_instance(2, 0.2), 10_000, random_state=0)
     assert run.num_batches <= 5
     assert 0 in policy.active_ and 1 not in policy.active_  # the gap-1 arm e_2 is eliminated, the best kept
     assert run.pulls[1] < 0.15 * 10_000 < run.pulls[0]

@@ -7,7 +7,7 @@ from icml24.bandits import RoundRobin, end_of_optimism_instance, run_batched
 
 def test_every_arm_is_pulled_equally_in_one_batch_and_regret_is_linear():
     bandit = end_of_optimism_instance(2, 0.01)
-    runs = {horizon: run_batched(RoundRobin(), bandit, horizon, seed=0) for horizon in (3000, 30_001)}
+    runs = {horizon: run_batched(RoundRobin(), bandit, horizon, random_state=0) for horizon in (3000, 30_001)}
     assert runs[3000].num_batches == 1 and runs[3000].pulls.tolist() == [1000, 1000, 1000]
     assert sorted(runs[30_001].pulls.tolist()) == [10_000, 10_000, 10_001]
     mean_gap = bandit.gaps.mean()

@@ -21,7 +21,7 @@ def test_rs_oful_batch_is_det_doubling_length():
 
 
 def test_rs_oful_switches_rarely():
-    run = run_batched(RarelySwitchingOFUL(), end_of_optimism_instance(2, 0.2), 10_000, seed=0)
+    run = run_batched(RarelySwitchingOFUL(), end_of_optimism_instance(2, 0.2), 10_000, random_state=0)
     assert 5 < run.num_batches < 200
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from icml24._random import RandomState, check_random_state, spawn
 from icml24._validation import FittedAttributes, check_finite
 
 from .least_squares import ArmLeastSquares
@@ -24,7 +25,7 @@ class BatchedPolicy(FittedAttributes):
     """Base class of a policy for a finite-armed linear bandit played in batches.
 
     Subclasses implement ``next_batch`` (and usually extend ``reset`` and ``update``). The runner calls
-    ``reset(arms, horizon, rng)`` once, then repeats ``counts = next_batch(remaining)``,
+    ``reset(arms, horizon, random_state)`` once, then repeats ``counts = next_batch(remaining)``,
     ``sequence = pull_order(counts)``, ``used = update(sequence, rewards)`` until the horizon is spent.
 
     ``update`` may return how many of the pulls it used (the rest are discarded as never pulled: rewards are
@@ -44,7 +45,9 @@ class BatchedPolicy(FittedAttributes):
     reg: float = 1.0
     _fit_call = "reset(arms, horizon) (run_batched does)"
 
-    def reset(self, arms: np.ndarray, horizon: int, rng: np.random.Generator | None = None) -> None:
+    def reset(self, arms: np.ndarray, horizon: int, random_state: RandomState = None) -> None:
+        """Start a run on ``arms [K, d]`` for ``horizon`` pulls; ``rng_`` is ``random_state`` (None, an int or a numpy
+        Generator, used as is) as a numpy Generator: the policy's own randomness."""
         arms = check_finite("arms", np.asarray(arms, dtype=float))
         if arms.ndim != 2 or arms.shape[0] < 1:
             raise ValueError(f"arms must be a [num_arms, dim] array, got shape {arms.shape}")
@@ -52,7 +55,7 @@ class BatchedPolicy(FittedAttributes):
             raise ValueError(f"horizon must be a positive integer, got {horizon}")
         self.arms_ = arms
         self.horizon_ = int(horizon)
-        self.rng_ = rng if rng is not None else np.random.default_rng()
+        self.rng_ = check_random_state(random_state)
         self.stats_ = ArmLeastSquares(arms, self.reg)
 
     def next_batch(self, remaining: int) -> np.ndarray:
@@ -121,7 +124,7 @@ def fit_to_horizon(counts: np.ndarray, remaining: int, mode: str = "proportional
     return cut
 
 
-def run_batched(policy: BatchedPolicy, bandit: LinearBandit, horizon: int, seed=None,
+def run_batched(policy: BatchedPolicy, bandit: LinearBandit, horizon: int, random_state: RandomState = None,
                 truncation: str = "proportional") -> BanditRun:
     """Play ``policy`` on ``bandit`` for ``horizon`` pulls.
 
@@ -129,8 +132,8 @@ def run_batched(policy: BatchedPolicy, bandit: LinearBandit, horizon: int, seed=
         policy: a ``BatchedPolicy``.
         bandit: the environment.
         horizon (int): number of pulls ``T``.
-        seed: int or ``numpy.random.SeedSequence``; the reward noise and the policy's own randomness use
-            independent streams derived from it.
+        random_state: None, an int, a ``numpy.random.SeedSequence`` or a numpy Generator; the reward noise and the
+            policy's own randomness use independent streams spawned from it (``icml24._random.spawn``).
         truncation (str, default ``"proportional"``): how a batch that overshoots the horizon is cut
             (see ``fit_to_horizon``).
     """
@@ -144,8 +147,7 @@ def run_batched(policy: BatchedPolicy, bandit: LinearBandit, horizon: int, seed=
                       "separate tied arms; with a batch 3 longer than the horizon (E4's gamma=10) it spends the rest "
                       "of the horizon on a design over every arm and regret grows linearly in T",
                       UserWarning, stacklevel=2)
-    seed_seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    env_rng, policy_rng = (np.random.default_rng(s) for s in seed_seq.spawn(2))
+    env_rng, policy_rng = spawn(random_state, 2)
     start = time.perf_counter()
     policy.reset(bandit.arms, horizon, policy_rng)
     gap_per_pull = np.empty(horizon)

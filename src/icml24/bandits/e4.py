@@ -88,8 +88,8 @@ class E4(BatchedPolicy):
     def __repr__(self) -> str:
         return f"E4(reg={self.reg}, gamma={self.gamma}, design_tol={self.design_tol}, rate={self.rate!r})"
 
-    def reset(self, arms, horizon, rng=None) -> None:
-        super().reset(arms, horizon, rng)
+    def reset(self, arms, horizon, random_state=None) -> None:
+        super().reset(arms, horizon, random_state)
         if self.arms_.shape[0] < 2:
             raise ValueError(f"E4 needs at least 2 arms, got {self.arms_.shape[0]} (with one arm, just pull it)")
         if self.horizon_ < 16:

@@ -46,8 +46,8 @@ class EndOfOptimism(BatchedPolicy):
     def __repr__(self) -> str:
         return f"EndOfOptimism(reg={self.reg}, c={self.c}, block={self.block})"
 
-    def reset(self, arms, horizon, rng=None) -> None:
-        super().reset(arms, horizon, rng)
+    def reset(self, arms, horizon, random_state=None) -> None:
+        super().reset(arms, horizon, random_state)
         if self.horizon_ < 16:
             raise ValueError(f"EndOA needs horizon >= 16 (log log T > 0), got {self.horizon_}")
         self.phase_ = "warmup"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._random import RandomState, check_random_state
 from icml24._validation import check_finite, check_positive
 
 
@@ -50,10 +51,12 @@ class LinearBandit:
     def dim(self) -> int:
         return self.arms.shape[1]
 
-    def pull(self, arm_sequence, rng: np.random.Generator) -> np.ndarray:
-        """Rewards of the pulls ``arm_sequence`` (``[n]`` arm indices), drawn in one array operation."""
+    def pull(self, arm_sequence, random_state: RandomState = None) -> np.ndarray:
+        """Rewards of the pulls ``arm_sequence`` (``[n]`` arm indices), drawn in one array operation from
+        ``random_state`` (None, an int or a numpy Generator, used as is)."""
         arm_sequence = np.asarray(arm_sequence, dtype=np.intp)
-        return self.means[arm_sequence] + self.noise_std * rng.standard_normal(arm_sequence.shape[0])
+        noise = check_random_state(random_state).standard_normal(arm_sequence.shape[0])
+        return self.means[arm_sequence] + self.noise_std * noise
 
     def __repr__(self) -> str:
         return f"LinearBandit(num_arms={self.num_arms}, dim={self.dim}, noise_std={self.noise_std})"
@@ -75,17 +78,18 @@ def end_of_optimism_instance(dim: int = 2, eps: float = 0.01, noise_std: float =
     return LinearBandit(np.vstack([basis, near_optimal]), basis[0], noise_std)
 
 
-def random_instance(num_arms: int, dim: int, rng=None, noise_std: float = 1.0) -> LinearBandit:
+def random_instance(num_arms: int, dim: int, random_state: RandomState = None, noise_std: float = 1.0) -> LinearBandit:
     """The paper's random instance: ``theta = e_1``, arm 0 is ``theta``, the others are uniform on ``[0, 1]^d``.
 
-    ``rng`` is a ``numpy.random.Generator``, a legacy ``RandomState`` or an int seed. The official code draws the
-    arms as ``np.random.seed(1); np.random.uniform(0, 1, (d, K))``; pass ``np.random.RandomState(1)`` to get
-    exactly that instance.
+    ``random_state`` is None, an int, a ``numpy.random.Generator`` or a legacy ``RandomState``, which (unlike
+    ``icml24._random.check_random_state``) draws the arms itself: the official code draws them as
+    ``np.random.seed(1); np.random.uniform(0, 1, (d, K))``, so ``np.random.RandomState(1)`` gives exactly that
+    instance.
     """
     if num_arms < 2 or dim < 1:
         raise ValueError(f"need num_arms >= 2 and dim >= 1, got num_arms={num_arms}, dim={dim}")
-    if rng is None or isinstance(rng, (int, np.integer)):
-        rng = np.random.default_rng(rng)
+    legacy = isinstance(random_state, np.random.RandomState)  # the official instance's own stream, used as is
+    rng = random_state if legacy else check_random_state(random_state)
     theta = np.zeros(dim)
     theta[0] = 1.0
     arms = rng.uniform(0, 1, (dim, num_arms)).T.copy()  # drawn as [d, K] like the official code

@@ -48,8 +48,8 @@ class LinUCB(BatchedPolicy):
         return (f"LinUCB(reg={self.reg}, noise_std={self.noise_std}, theta_norm={self.theta_norm}, "
                 f"delta={self.delta})")
 
-    def reset(self, arms, horizon, rng=None) -> None:
-        super().reset(arms, horizon, rng)
+    def reset(self, arms, horizon, random_state=None) -> None:
+        super().reset(arms, horizon, random_state)
         self.delta_ = self.delta if self.delta is not None else 1.0 / self.horizon_
         self.max_norm_sq_ = float(np.max(np.sum(self.arms_**2, axis=1)))
 

@@ -36,8 +36,8 @@ class PhasedElimination(BatchedPolicy):
     def __repr__(self) -> str:
         return f"PhasedElimination(reg={self.reg}, design_tol={self.design_tol})"
 
-    def reset(self, arms, horizon, rng=None) -> None:
-        super().reset(arms, horizon, rng)
+    def reset(self, arms, horizon, random_state=None) -> None:
+        super().reset(arms, horizon, random_state)
         self.active_ = np.arange(self.arms_.shape[0])
         self.phase_index_ = 1
 
