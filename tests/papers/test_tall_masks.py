@@ -71,6 +71,12 @@ def test_the_sweep_chooses_on_validation_only_and_its_null_takes_no_step(tmp_pat
     assert _finite(m) and not any("test" in k or "norm_acc" in k for k in m)
     smallest = min(m[f"lr{i}_s{s}_tau_rel_norm"] for i in (0, 1) for s in (2, 6))
     assert m["chosen_tau_rel_norm"] == smallest and (m["chosen_lr"], m["chosen_steps"]) == (1e-3, 2.0)
+    best = paper.text_regime_sweep(Context(seed=0, out_dir=tmp_path, cache_dir=cache), **SWEEP)  # default: the best
+    accs = {(lr, s): best[f"lr{i}_s{s}_val_acc"] for i, lr in enumerate(SWEEP["lrs"]) for s in SWEEP["steps"]}
+    assert best["chosen_val_acc"] == best["best_val_acc"] == max(accs.values())
+    assert accs[(best["chosen_lr"], int(best["chosen_steps"]))] == best["best_val_acc"]
+    tag = f"lr{SWEEP['lrs'].index(best['chosen_lr'])}_s{int(best['chosen_steps'])}_"
+    assert best["chosen_min_gain"] == best[tag + "min_gain"] <= best[tag + "val_acc"] - best["zeroshot_val_acc"]
     null = paper.text_regime_sweep(Context(seed=0, out_dir=tmp_path, cache_dir=cache), **SWEEP, finetune=False)
     assert null["chosen_val_acc"] == null["zeroshot_val_acc"] and paper.CLAIMS[4].evaluate(null).status == "fails"
     with pytest.raises(ValueError, match="lrs"):
