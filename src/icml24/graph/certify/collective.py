@@ -53,6 +53,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from ..._estimator import Estimator
+from .reduction import dominated, merge_identical
 
 RELAXATIONS = ("lp2_reduced", "lp2", "lp1")
 HOPS = (2, 3)
@@ -91,14 +92,15 @@ def path_cost(length: int, p_e: float, p_n: float) -> float:
     return -math.log1p(-(((1.0 - p_e) * (1.0 - p_n)) ** length))
 
 
-def three_hop_paths(adj) -> sp.csr_matrix:
-    """``Adj₃[v, u]``: number of paths ``v–w–u`` with ``u != v`` (``Adj²`` without its diagonal)."""
+def three_hop_paths(adj, rows=None) -> sp.csr_matrix:
+    """``Adj₃[v, u]``: number of paths ``v–w–u`` with ``u != v`` (``Adj²`` without its diagonal); with ``rows``
+    only the rows ``v ∈ rows`` (``[len(rows), n]``, one sparse product ``Adj[rows] Adj``)."""
     adj = sp.csr_matrix(adj, dtype=float)
-    paths = (adj @ adj).tolil()
-    paths.setdiag(0)
-    paths = paths.tocsr()
-    paths.eliminate_zeros()
-    return paths
+    rows = np.arange(adj.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
+    paths = (adj[rows] @ adj).tocoo()
+    off_diagonal = paths.col != rows[paths.row]
+    return sp.csr_matrix((paths.data[off_diagonal], (paths.row[off_diagonal], paths.col[off_diagonal])),
+                         shape=paths.shape)
 
 
 def _prepare(adj, targets, weights, num_nodes_hint=None):
@@ -122,26 +124,28 @@ def _columns(adj, targets, restrict: bool, paths3=None) -> np.ndarray:
     if not restrict:
         return np.arange(adj.shape[0])
     cols = np.union1d(targets, adj[targets].indices)
-    return cols if paths3 is None else np.union1d(cols, paths3[targets].indices)
+    return cols if paths3 is None else np.union1d(cols, paths3.indices)
 
 
-def _three_hop_block(adj, targets, cols, c3):
-    """``(Adj₃[T, cols] as COO, c3)`` or ``None`` when the 3-hop term is off (``c3=None``)."""
+def _three_hop_block(paths3, cols):
+    """``Adj₃[T, cols]`` as COO, or ``None`` when the 3-hop term is off."""
+    return None if paths3 is None else paths3[:, cols].tocoo()
+
+
+def _paths3(adj, targets, c3):
+    """``Adj₃[T]`` (``[|T|, n]``), or ``None`` when the 3-hop term is off (``c3=None``)."""
     if c3 is None:
         return None
     if not c3 >= 0:
         raise ValueError(f"c3 must be a non-negative path cost (see path_cost), got {c3}")
-    return three_hop_paths(adj)[targets][:, cols].tocoo()
+    return three_hop_paths(adj, targets)
 
 
-def _paths3(adj, c3):
-    return None if c3 is None else three_hop_paths(adj)
-
-
-def _solve(cost, a_ub, b_ub, bounds, build_start: float, time_limit: float | None, method: str) -> LPSolution:
+def _solve(cost, a_ub, b_ub, bounds, build_start: float, time_limit: float | None, method: str,
+           presolve: bool = True) -> LPSolution:
     build = time.perf_counter() - build_start
     start = time.perf_counter()
-    options = {"presolve": True}
+    options = {"presolve": presolve}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
     result = linprog(cost, A_ub=a_ub.tocsr(), b_ub=b_ub, bounds=bounds, method=method, options=options)
@@ -170,46 +174,65 @@ def _m_bounds(num_targets: int, fixed) -> np.ndarray:
 
 
 def lp2_reduced(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, certified_mask=None,
-                time_limit: float | None = None, method: str = "highs", c3: float | None = None) -> LPSolution:
-    """Symmetry-reduced LP2: variables ``[m (t), a (k = |N[T]|), z, q (t)]``; same optimum as ``lp2``.
+                time_limit: float | None = None, method: str = "highs-ds", c3: float | None = None,
+                reduce: bool = True) -> LPSolution:
+    """Symmetry-reduced LP2: variables ``[m (t), a (k <= |N[T]|), z, q (t)]``; same optimum as ``lp2``.
 
     ``certified_mask`` (bool per target) fixes ``m_v = 0`` for nodes already certified by another sound test.
-    ``c3`` (optional) adds the 3-hop term ``c3 Σ_u Adj₃[v, u] a_u`` (module docstring; ``k = |N²[T]|`` then).
+    ``c3`` (optional) adds the 3-hop term ``c3 Σ_u Adj₃[v, u] a_u`` (module docstring; ``k <= |N²[T]|`` then).
+    ``reduce`` (default True) keeps the optimum and shrinks the LP: identical ``a`` columns merge and dominated
+    ones drop (:mod:`~icml24.graph.certify.reduction`), and the McCormick lower bounds ``q_v >= U a_v + z - U``
+    are left out (``q_v`` only helps the attacker, so some optimum has ``q_v = min(U a_v, z)``, which meets them);
+    the small LP then solves by dual simplex without presolve. ``reduce=False`` builds the full reduced LP.
     """
     start = time.perf_counter()
     adj, targets, weights = _prepare(adj, targets, weights)
     _check_budget(rho, tau)
-    cols = _columns(adj, targets, True, _paths3(adj, c3))
-    t, k, big_u = targets.size, cols.size, float(min(tau, rho))
+    paths3 = _paths3(adj, targets, c3)
+    cols = _columns(adj, targets, True, paths3)
+    t, big_u = targets.size, float(min(tau, rho))
     col_of = np.full(adj.shape[0], -1)
-    col_of[cols] = np.arange(k)
+    col_of[cols] = np.arange(cols.size)
+    own = col_of[targets]
+    # flip coefficients of one injected node's edges: F[v, u] = c1 [u = v] + c2 Adj[v, u] + c3 Adj₃[v, u]
+    coef = c2 * adj[targets][:, cols] + sp.csr_matrix((np.full(t, c1), (np.arange(t), own)), shape=(t, cols.size))
+    if paths3 is not None:
+        coef = coef + c3 * paths3[:, cols]
+    coef, capacity = sp.csc_matrix(coef), np.ones(cols.size)
+    if reduce:
+        protected = np.zeros(cols.size, dtype=bool)
+        protected[own] = True  # a target's own column also loosens q_v <= U a_v: never merged or dropped
+        kept, multiplicity = merge_identical(coef, protected)
+        capacity = np.minimum(multiplicity, tau)
+        keep = ~dominated(coef[:, kept], capacity, protected[kept], tau)
+        kept, capacity = kept[keep], capacity[keep]
+        own, coef = np.searchsorted(kept, own), coef[:, kept]
+    k = coef.shape[1]
     m_at, a_at, z_at, q_at = 0, t, t + k, t + k + 1
     tt = np.arange(t)
-    own = a_at + col_of[targets]
-    sub = adj[targets][:, cols].tocoo()  # 2-hop via existing neighbour: Σ_u Adj[v, u] a_u
+    flip = coef.tocoo()
     entries = [
         # degree: Σ_u a_u + z <= tau
         (np.zeros(k + 1, int), np.r_[a_at + np.arange(k), z_at], np.ones(k + 1)),
-        # McCormick: q_v - U a_v <= 0 ; q_v - z <= 0 ; U a_v + z - q_v <= U
-        (np.r_[1 + tt, 1 + tt], np.r_[q_at + tt, own], np.r_[np.ones(t), -big_u * np.ones(t)]),
+        # McCormick: q_v - U a_v <= 0 ; q_v - z <= 0
+        (np.r_[1 + tt, 1 + tt], np.r_[q_at + tt, a_at + own], np.r_[np.ones(t), -big_u * np.ones(t)]),
         (np.r_[1 + t + tt, 1 + t + tt], np.r_[q_at + tt, np.full(t, z_at)], np.r_[np.ones(t), -np.ones(t)]),
-        (np.r_[1 + 2 * t + tt, 1 + 2 * t + tt, 1 + 2 * t + tt], np.r_[own, np.full(t, z_at), q_at + tt],
-         np.r_[big_u * np.ones(t), np.ones(t), -np.ones(t)]),
-        # flip: w_v m_v - rho (c1 a_v + c2 Σ_u Adj[v,u] a_u + c2 q_v) <= 0
-        (np.r_[1 + 3 * t + tt, 1 + 3 * t + tt, 1 + 3 * t + tt, 1 + 3 * t + sub.row],
-         np.r_[m_at + tt, own, q_at + tt, a_at + sub.col],
-         np.r_[weights, -rho * c1 * np.ones(t), -rho * c2 * np.ones(t), -rho * c2 * sub.data]),
+        # flip: w_v m_v - rho (Σ_u F[v, u] a_u + c2 q_v) <= 0
+        (np.r_[1 + 2 * t + tt, 1 + 2 * t + tt, 1 + 2 * t + flip.row], np.r_[m_at + tt, q_at + tt, a_at + flip.col],
+         np.r_[weights, -rho * c2 * np.ones(t), -rho * flip.data]),
     ]
-    three = _three_hop_block(adj, targets, cols, c3)
-    if three is not None:  # + c3 Σ_u Adj₃[v, u] a_u
-        entries.append((1 + 3 * t + three.row, a_at + three.col, -rho * c3 * three.data))
+    num_rows = 1 + 3 * t
+    if not reduce:  # McCormick: U a_v + z - q_v <= U
+        entries.append((np.r_[num_rows + tt, num_rows + tt, num_rows + tt], np.r_[a_at + own, np.full(t, z_at),
+                        q_at + tt], np.r_[big_u * np.ones(t), np.ones(t), -np.ones(t)]))
+        num_rows += t
     rows, cvars, vals = _rows(entries)
     num_vars = q_at + t
-    a_ub = sp.coo_matrix((vals, (rows, cvars)), shape=(1 + 4 * t, num_vars))
-    b_ub = np.r_[tau, np.zeros(2 * t), big_u * np.ones(t), np.zeros(t)]
-    upper = np.r_[_m_bounds(t, certified_mask), np.ones(k), big_u, big_u * np.ones(t)]
+    a_ub = sp.coo_matrix((vals, (rows, cvars)), shape=(num_rows, num_vars))
+    b_ub = np.r_[tau, np.zeros(3 * t), big_u * np.ones(num_rows - 1 - 3 * t)]
+    upper = np.r_[_m_bounds(t, certified_mask), capacity, big_u, big_u * np.ones(t)]
     cost = np.r_[-np.ones(t), np.zeros(num_vars - t)]
-    return _solve(cost, a_ub, b_ub, np.c_[np.zeros(num_vars), upper], start, time_limit, method)
+    return _solve(cost, a_ub, b_ub, np.c_[np.zeros(num_vars), upper], start, time_limit, method, presolve=not reduce)
 
 
 def lp2(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, certified_mask=None, restrict: bool = True,
@@ -221,7 +244,8 @@ def lp2(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, certifi
     start = time.perf_counter()
     adj, targets, weights = _prepare(adj, targets, weights)
     _check_budget(rho, tau)
-    cols = _columns(adj, targets, restrict, _paths3(adj, c3))
+    paths3 = _paths3(adj, targets, c3)
+    cols = _columns(adj, targets, restrict, paths3)
     t, k, big_u = targets.size, cols.size, float(min(tau, rho))
     col_of = np.full(adj.shape[0], -1)
     col_of[cols] = np.arange(k)
@@ -250,7 +274,7 @@ def lp2(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, certifi
          np.r_[m_at + np.arange(t), a_vj, q_vj, a_at + sub_j * k + sub_c],
          np.r_[weights, -c1 * np.ones(tr), -c2 * np.ones(tr), -c2 * sub_w]),
     ]
-    three = _three_hop_block(adj, targets, cols, c3)
+    three = _three_hop_block(paths3, cols)
     if three is not None:  # + c3 Σ_u Adj₃[v, u] Σ_j A1[j, u]
         entries.append((flip0 + np.repeat(three.row, rho), a_at + np.tile(jj, three.nnz) * k
                         + np.repeat(three.col, rho), -c3 * np.repeat(three.data, rho)))
@@ -274,7 +298,8 @@ def lp1(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, certifi
     start = time.perf_counter()
     adj, targets, weights = _prepare(adj, targets, weights)
     _check_budget(rho, tau)
-    cols = _columns(adj, targets, restrict, _paths3(adj, c3))
+    paths3 = _paths3(adj, targets, c3)
+    cols = _columns(adj, targets, restrict, paths3)
     t, k = targets.size, cols.size
     col_of = np.full(adj.shape[0], -1)
     col_of[cols] = np.arange(k)
@@ -315,7 +340,7 @@ def lp1(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, certifi
          np.r_[m_at + np.arange(t), a_at + own_i * k + col_of[targets][own_v], a_at + sub_i * k + sub_c, q_vij],
          np.r_[weights, -c1 * np.ones(t * rho), -c2 * sub_w, -c2 * np.ones(tr)]),
     ]
-    three = _three_hop_block(adj, targets, cols, c3)
+    three = _three_hop_block(paths3, cols)
     if three is not None:
         entries.append((flip0 + np.repeat(three.row, rho), a_at + np.tile(r_all, three.nnz) * k
                         + np.repeat(three.col, rho), -c3 * np.repeat(three.data, rho)))
