@@ -198,64 +198,6 @@ NOT_RANDOMNESS = {  # parameters with a seed-like name that are not a method's r
     "generative/genco/training.py:__init__(generator)",
     "rl/failures/environment.py:reset(seed)",  # gymnasium's Env.reset(seed=...) API
 }
-SEED_NAME_PENDING = {  # not converted to random_state yet; the list only shrinks
-    # TODO(H6): agents, generative, graph, llm/tasks, rl
-    "agents/simulation.py:draw_round(rng)", "agents/simulation.py:initial_ages(rng)",
-    "agents/simulation.py:random_matching(rng)", "agents/simulation.py:run(rng)",
-    "agents/society.py:initial_albums(rng)", "agents/society.py:run_society(rng)",
-    "agents/society.py:society_experiment(seed)", "agents/society_attack.py:craft_border_attack(rng)",
-    "agents/society_models.py:make_world(rng)", "agents/society_models.py:render(rng)",
-    "agents/society_models.py:render_ood(rng)", "agents/society_models.py:train_clip(gen)",
-    "agents/society_models.py:train_clip(rng)", "agents/society_models.py:train_responder(gen)",
-    "agents/society_models.py:train_responder(rng)",
-    "generative/rpg/scenes.py:render(rng)",  # rng=None means no jitter (not fresh entropy): rename with care
-    "graph/alignment.py:track_gcn_alignment(seed)",
-    "graph/certify/smoothing.py:__init__(seed)",  # collective-cert (H1) passes seed=: rename both together
-    "graph/certify/smoothing.py:perturb(generator)", "graph/certify/smoothing.py:sample_kept_edges(generator)",
-    "graph/certify/smoothing.py:smoothed_votes(generator)",
-    "graph/certify/smoothing.py:train_under_smoothing(generator)",
-    "graph/distill/coresets.py:random_coreset(seed)",  # gdem (H1) passes seed=: rename both together
-    "graph/distill/gcond.py:__init__(seed)", "graph/distill/gdem.py:__init__(seed)",  # likewise
-    "graph/distill/initialization.py:sbm_eigenvectors(rng)", "graph/distill/selection.py:select_gdem(seed)",
-    "graph/distill/training.py:train_on_synthetic(generator)",
-    "graph/distill/training.py:train_on_whole_graph(generator)", "graph/training.py:fit_node_classifier(generator)",
-    "graph/training.py:forked_rng(generator)",
-    "llm/tasks.py:capital_task(seed)", "llm/tasks.py:draw(seed)", "llm/tasks.py:load_task(seed)",
-    "llm/tasks.py:sentiment_task(seed)", "llm/tasks.py:split(seed)",
-    "rl/failures/baselines.py:choose(rng)", "rl/failures/class_baselines.py:pick_class(rng)",
-    "rl/failures/model.py:__init__(generator)", "rl/failures/model.py:train_classifier(generator)",
-    }
-OTHER_OWNERS = {  # fields another helper converts (TODO(owner)); their entries may disappear without a test change
-    "bandits/": "H2", "llm/act/": "H3", "sbi/": "H3", "pruning/": "H4", "merging/": "H5", "kernels/": "H1",
-    "data/": "coordinator",
-}
-SEED_NAME_OTHERS = {
-    "bandits/batched.py:reset(rng)", "bandits/batched.py:run_batched(seed)", "bandits/e4.py:reset(rng)",
-    "bandits/end_of_optimism.py:reset(rng)", "bandits/linear_bandit.py:pull(rng)",
-    "bandits/linear_bandit.py:random_instance(rng)", "bandits/linucb.py:reset(rng)",
-    "bandits/phased_elimination.py:reset(rng)",
-    "data/cert_graphs.py:cert_split(seed)", "data/graphs.py:csbm(seed)", "data/images.py:image_tasks(seed)",
-    "data/images.py:mnist1d(seed)", "data/images.py:split_indices(seed)",
-    "kernels/designs.py:design_points(rng)", "kernels/estimators.py:variance_monte_carlo(rng)",
-    "kernels/spectra.py:gaussian_features(rng)",
-    "merging/digits.py:__init__(generator)", "merging/digits.py:build_broad_base(generator)",
-    "merging/digits.py:train(generator)", "merging/evaluation.py:evaluate_count(generator)",
-    "merging/evaluation.py:evaluate_merging(generator)", "merging/tall_masks.py:random_masks_like(generator)",
-    "merging/text_encoder.py:finetune(generator)", "merging/text_setting.py:finetune(generator)",
-    "pruning/masked_mlp.py:__init__(generator)", "pruning/masked_mlp.py:train_batched(generator)",
-    "pruning/masked_mlp.py:xavier_normal_(generator)", "pruning/pruners.py:fit(generator)",
-    "pruning/rigl.py:__init__(generator)", "pruning/search.py:fit(generator)",
-    "pruning/search.py:minimal_widths(generator)", "pruning/spiral.py:cubist_spiral(seed)",
-    "pruning/spiral.py:spiral_validation(generator)",
-    "sbi/_random.py:generator_or_fresh(generator)", "sbi/masks.py:beta_bernoulli_condition_masks(generator)",
-    "sbi/masks.py:sample_condition_masks(generator)", "sbi/masks.py:structured_condition_masks(generator)",
-    "sbi/metrics.py:c2st(seed)", "sbi/npe.py:__init__(seed)", "sbi/npe.py:sample_posterior(generator)",
-    "sbi/sampling.py:euler_maruyama(generator)", "sbi/simformer.py:__init__(seed)",
-    "sbi/simformer.py:loss(generator)", "sbi/simformer.py:sample(generator)",
-    "sbi/tasks.py:reference_posterior(generator)", "sbi/tasks.py:sample_conditional(generator)",
-    "sbi/tasks.py:sample_theta2(generator)", "sbi/tasks.py:simulate(generator)",
-    "sbi/tasks.py:simulate_joint(generator)",
-}
 
 
 def _seed_parameters(path: Path, root: Path) -> set[str]:
@@ -277,18 +219,9 @@ def _all_seed_parameters() -> set[str]:
 
 def test_methods_take_one_seed_argument_random_state():
     """ARCHITECTURE.md, Methods: randomness comes in as ``random_state`` (icml24._random), never seed/rng/generator."""
-    new = _all_seed_parameters() - NOT_RANDOMNESS - SEED_NAME_PENDING - SEED_NAME_OTHERS
+    new = _all_seed_parameters() - NOT_RANDOMNESS
     assert not new, "name the randomness parameter random_state (icml24._random.check_random_state / " \
                     "torch_generator / spawn):\n" + "\n".join(sorted(new))
-
-
-def test_the_seed_name_pending_list_only_shrinks():
-    """A converted entry leaves SEED_NAME_PENDING; the other owners' entries are theirs to strike."""
-    found = _all_seed_parameters()
-    stale = sorted(SEED_NAME_PENDING - found)
-    assert not stale, "converted to random_state: take these off SEED_NAME_PENDING:\n" + "\n".join(stale)
-    misfiled = sorted(e for e in SEED_NAME_OTHERS if not any(e.startswith(p) for p in OTHER_OWNERS))
-    assert not misfiled, misfiled
 
 
 @pytest.mark.parametrize("source, caught", [
