@@ -23,8 +23,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install -q -c constraints.txt --no-deps $(NODEPS)
 	touch $(STAMP)
 
+# experiments run at once (2 suits a 2-core machine; peak memory about 9 GB, from tall-masks)
+JOBS ?= 2
 reproduce: install
-	$(BIN)/icml24 reproduce
+	$(BIN)/icml24 reproduce --jobs $(JOBS)
 
 test: install
 	$(BIN)/python -m pytest

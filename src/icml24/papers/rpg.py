@@ -161,6 +161,10 @@ def binding(ctx, num_objects: list[int] = (2, 3, 4, 5), num_prompts: int = 32,
             fidelity_samples: int = 4, generation: str = "regional") -> dict[str, float]:
     """Full-prompt generation vs RPG over beta, then closed-loop editing, on held-out 2- to 5-object prompts.
 
+    Cost at quick: about 3.5 minutes per seed (3 seeds): 48 prompts x 4 object counts, each sampled with 20
+    guided denoising steps for every beta, for RPG and for the editing round, plus the cached model and cell
+    classifier; fewer prompts would put the paired SE above the binding gaps the claims read.
+
     The regime comes first: ``fidelity_1obj`` (1-object prompts, each of the 12 entities ``fidelity_samples``
     times: does the model draw the named object at all?) and ``full_binding_*`` (the base model on the whole
     multi-object prompt). Per seed: ``num_prompts`` test prompts per object count (drawn from the test split; the
