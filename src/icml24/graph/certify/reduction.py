@@ -36,13 +36,18 @@ def merge_identical(coef: sp.csc_matrix, protected: np.ndarray) -> tuple[np.ndar
     coef = sp.csc_matrix(coef)
     num_rows, num_cols = coef.shape
     weights = np.sqrt(np.arange(num_rows, dtype=float) + 2.0)  # fixed, irrational: collisions are (checked) flukes
-    fingerprint = np.c_[coef.T @ weights, np.diff(coef.indptr), np.asarray(coef.sum(0)).ravel()]
     free = np.flatnonzero(~protected)
-    _, first, group = np.unique(fingerprint[free], axis=0, return_index=True, return_inverse=True)
-    group = group.ravel()
-    rep = free[first[group]]
-    dense = coef[:, free].toarray()
-    same = np.all(dense == coef[:, rep].toarray(), axis=0)
+    sub = coef[:, free]
+    keys = (sub.T @ weights, np.diff(sub.indptr), np.asarray(sub.sum(0)).ravel())
+    order = np.lexsort(keys[::-1])
+    sorted_keys = np.stack([key[order] for key in keys])
+    starts = np.r_[True, np.any(sorted_keys[:, 1:] != sorted_keys[:, :-1], axis=0)]
+    first_sorted = order[np.flatnonzero(starts)][np.cumsum(starts) - 1]  # each member's group head
+    rep_local = np.empty(free.size, dtype=np.int64)
+    rep_local[order] = first_sorted
+    rep = free[rep_local]
+    dense = sub.toarray()
+    same = np.all(dense == dense[:, rep_local], axis=0)
     alone = free[~same]  # fingerprint collisions: keep them as they are
     reps, counts = np.unique(rep[same], return_counts=True)
     kept = np.r_[np.flatnonzero(protected), reps, alone]
