@@ -61,3 +61,9 @@ def test_reductions_keep_the_optimum(seed, rho, tau, hops):
     fixed = np.arange(targets.size) % 2 == 0
     assert lp2_reduced(adj, targets, weights, rho, tau, c1, c2, fixed, c3=c3).value == pytest.approx(
         lp2(adj, targets, weights, rho, tau, c1, c2, fixed, c3=c3).value, abs=1e-6)
+
+
+def test_dominated_ignores_stored_zeros_and_empty_matrices():
+    coef = sp.csc_matrix((np.array([1.0, 0.0, 1.0]), (np.array([0, 1, 0]), np.array([0, 0, 1]))), shape=(2, 2))
+    assert dominated(coef, np.ones(2), np.zeros(2, dtype=bool), 1).tolist() == [True, False]  # one of two equal
+    assert dominated(sp.csc_matrix((2, 3)), np.ones(3), np.zeros(3, dtype=bool), 2).tolist() == [True, False, False]

@@ -37,6 +37,8 @@ def merge_identical(coef: sp.csc_matrix, protected: np.ndarray) -> tuple[np.ndar
     num_rows, num_cols = coef.shape
     weights = np.sqrt(np.arange(num_rows, dtype=float) + 2.0)  # fixed, irrational: collisions are (checked) flukes
     free = np.flatnonzero(~protected)
+    if free.size == 0:
+        return np.arange(num_cols), np.ones(num_cols)
     sub = coef[:, free]
     keys = (sub.T @ weights, np.diff(sub.indptr), np.asarray(sub.sum(0)).ravel())
     order = np.lexsort(keys[::-1])
@@ -64,46 +66,49 @@ def dominated(coef: sp.csc_matrix, capacity: np.ndarray, protected: np.ndarray, 
     row with the fewest columns at least as large as ``u`` there) that are at least as large as ``u`` there; zero
     columns are dominated by every non-zero column.
     """
-    coef = sp.csc_matrix(coef)
+    coef = sp.csc_matrix(coef, copy=True)
+    coef.eliminate_zeros()  # the support is the non-zero entries (equal columns must have equal supports)
     coef.sort_indices()
     num_cols = coef.shape[1]
     capacity = np.asarray(capacity, dtype=float)
-    entries = coef.tocoo()
-    row, col, val = entries.row, entries.col, entries.data
-    order = np.lexsort((val, row))
-    row_s, val_s, col_s = row[order], val[order], col[order]
-    position = np.arange(row_s.size)
-    new_tie = np.r_[True, (row_s[1:] != row_s[:-1]) | (val_s[1:] != val_s[:-1])]
-    tie_start = np.maximum.accumulate(np.where(new_tie, position, 0))  # first entry of the row >= this value
-    row_end = np.searchsorted(row_s, row_s, side="right")
-    at_least = row_end - tie_start
-    # pivot of each non-empty column: its sorted entry with the fewest candidates
-    best = np.lexsort((at_least, col_s))
-    first_of_col = np.r_[True, col_s[best][1:] != col_s[best][:-1]]
-    pivot = best[first_of_col]
-    u = col_s[pivot]
-    # candidate pairs (u, u'): u' among the `candidates` largest in the pivot row with a value >= u's there
-    lengths = np.minimum(at_least[pivot], candidates)
-    pair_u = np.repeat(u, lengths)
-    offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    pair_v = col_s[np.repeat(row_end[pivot] - lengths, lengths) + offsets]
-    other = pair_u != pair_v
-    pair_u, pair_v = pair_u[other], pair_v[other]
-    # check u' >= u on the whole support of u (u' >= 0 = u elsewhere)
     nnz = np.diff(coef.indptr)
-    dense = coef.toarray()
-    reps = nnz[pair_u]
-    pair_id = np.repeat(np.arange(pair_u.size), reps)
-    start = np.repeat(coef.indptr[pair_u], reps)
-    within = np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)
-    support = coef.indices[start + within]
-    u_val = coef.data[start + within]
-    v_val = dense[support, pair_v[pair_id]]
-    below = np.bincount(pair_id, (v_val < u_val).astype(float), minlength=pair_u.size) > 0
-    differs = np.bincount(pair_id, (v_val != u_val).astype(float), minlength=pair_u.size) > 0
-    differs |= nnz[pair_v] != nnz[pair_u]
-    strict = ~below & (differs | (pair_v > pair_u))
-    held = np.bincount(pair_u[strict], capacity[pair_v[strict]], minlength=num_cols)
+    held = np.zeros(num_cols)
+    if coef.nnz:
+        entries = coef.tocoo()
+        row, col, val = entries.row, entries.col, entries.data
+        order = np.lexsort((val, row))
+        row_s, val_s, col_s = row[order], val[order], col[order]
+        position = np.arange(row_s.size)
+        new_tie = np.r_[True, (row_s[1:] != row_s[:-1]) | (val_s[1:] != val_s[:-1])]
+        tie_start = np.maximum.accumulate(np.where(new_tie, position, 0))  # first entry of the row >= this value
+        row_end = np.searchsorted(row_s, row_s, side="right")
+        at_least = row_end - tie_start
+        # pivot of each non-empty column: its sorted entry with the fewest candidates
+        best = np.lexsort((at_least, col_s))
+        first_of_col = np.r_[True, col_s[best][1:] != col_s[best][:-1]]
+        pivot = best[first_of_col]
+        u = col_s[pivot]
+        # candidate pairs (u, u'): u' among the `candidates` largest in the pivot row with a value >= u's there
+        lengths = np.minimum(at_least[pivot], candidates)
+        pair_u = np.repeat(u, lengths)
+        offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        pair_v = col_s[np.repeat(row_end[pivot] - lengths, lengths) + offsets]
+        other = pair_u != pair_v
+        pair_u, pair_v = pair_u[other], pair_v[other]
+        # check u' >= u on the whole support of u (u' >= 0 = u elsewhere)
+        dense = coef.toarray()
+        reps = nnz[pair_u]
+        pair_id = np.repeat(np.arange(pair_u.size), reps)
+        start = np.repeat(coef.indptr[pair_u], reps)
+        within = np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)
+        support = coef.indices[start + within]
+        u_val = coef.data[start + within]
+        v_val = dense[support, pair_v[pair_id]]
+        below = np.bincount(pair_id, (v_val < u_val).astype(float), minlength=pair_u.size) > 0
+        differs = np.bincount(pair_id, (v_val != u_val).astype(float), minlength=pair_u.size) > 0
+        differs |= nnz[pair_v] != nnz[pair_u]
+        strict = ~below & (differs | (pair_v > pair_u))
+        held = np.bincount(pair_u[strict], capacity[pair_v[strict]], minlength=num_cols)
     # zero columns: every non-zero column is strictly above them
     zero = nnz == 0
     later_zero = np.cumsum(capacity[zero][::-1])[::-1] - capacity[zero]  # ties: the later zero columns
