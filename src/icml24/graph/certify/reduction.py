@@ -59,7 +59,7 @@ def merge_identical(coef: sp.csc_matrix, protected: np.ndarray) -> tuple[np.ndar
 
 
 def dominated(coef: sp.csc_matrix, capacity: np.ndarray, protected: np.ndarray, budget: float,
-              candidates: int = 64) -> np.ndarray:
+              candidates: int = 8) -> np.ndarray:
     """Bool per column: unprotected columns whose strict dominators (module docstring) hold ``>= budget``.
 
     The test of a column ``u`` compares it with the ``candidates`` largest columns of its pivot row (its support
