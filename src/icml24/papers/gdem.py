@@ -353,9 +353,8 @@ CLAIMS = [
                               m["citeseer_gdem_r050"] - m["citeseer_gcond_r050"]) > 0.0,
           paper="Table 2: GDEM 72.3 / 72.6 vs GCond 70.5 / 70.6 at r = 0.25 / 0.5 (judged on full only, GCond at "
                 "its official 600 epochs: quick truncates it to 10, a baseline below its strength, and reports "
-                "this claim as not run with the command). One full run at seed 0 (held-out check, issue #48): "
-                "72.8 vs GCond 71.2 at r = 0.25, 72.3 vs 72.1 at r = 0.5: the r = 0.5 lead is 0.2 points on one "
-                "seed, inside any seed noise", setting="full"),
+                "this claim as not run with the command; the recorded full run in papers/records judges it)",
+          setting="full"),
     Claim("GDEM (eigendecomposition + initialization + distillation) is at least 2x faster than GCond at equal "
           "reduction rate on CiteSeer (r = 0.25 and 0.5)",
           experiment=accuracy, null=GCOND_NULL,
