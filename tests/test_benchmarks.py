@@ -1,0 +1,31 @@
+"""benchmarks/_timing.py: the median every ``make bench`` ratio uses, and the non-zero exit on disagreement."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import _timing  # noqa: E402
+
+
+def test_median_of_warms_up_then_takes_the_median():
+    ticks = iter([0, 1, 1, 4, 4, 6, 6, 16, 16, 19, 100])  # durations 1, 3, 2, 10, 3 after one warm-up call
+    calls = []
+    out, seconds = _timing.median_of(lambda: calls.append(1) or len(calls), repeats=5, warmup=1,
+                                     clock=lambda: next(ticks))
+    assert len(calls) == 6 and out == 6 and seconds == 3
+    with pytest.raises(ValueError):
+        _timing.median_of(lambda: None, repeats=0)
+
+
+def test_finish_exits_1_after_a_disagreement(monkeypatch, capsys):
+    monkeypatch.setattr(_timing, "_DISAGREED", [])
+    assert _timing.compare("same", 1.0, 2.0, True) == 2.0
+    with pytest.raises(SystemExit) as ok:
+        _timing.finish()
+    assert ok.value.code == 0
+    _timing.compare("differs", 1.0, 2.0, False)
+    with pytest.raises(SystemExit) as failed:
+        _timing.finish()
+    assert failed.value.code == 1 and "differs" in capsys.readouterr().err
