@@ -45,13 +45,11 @@ def against_the_recording(repeats: int) -> bool:
     dim, heads, tokens = case["inputs"]["dim"], case["inputs"]["heads"], case["inputs"]["tokens"]
     module = Attention(query_dim=dim, cross_attention_dim=dim, heads=heads, dim_head=dim // heads)
     layout = parse_split_ratio(case["inputs"]["ratio"])
-    generator = torch.Generator().manual_seed(35)  # the recorder's recipe, drawn in the same order
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "fixtures"))
+    from rpg_parity_inputs import seeded_attention_inputs  # the recorder's recipe
+
+    x, context = seeded_attention_inputs(module, layout.num_regions, tokens, dim)
     with torch.no_grad():
-        for lin in (module.to_q, module.to_k, module.to_v, module.to_out[0]):
-            lin.weight.copy_(torch.randn(lin.weight.shape, generator=generator) * 0.4)
-        module.to_out[0].bias.copy_(torch.randn(dim, generator=generator) * 0.1)
-        x = torch.randn((2, 64, dim), generator=generator)
-        context = torch.randn((2, (layout.num_regions + 1) * tokens, dim), generator=generator)
         processor = RegionalAttnProcessor(module.processor, layout, (8, 8), tokens, base_ratio=0.5)
         out, seconds = median_of(lambda: processor(module, x, context), repeats=max(repeats, 5))
     gap = float(np.abs(out.numpy() - np.asarray(case["values"])).max())

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 from parity_fixture import assert_close, case, load_fixture
+from rpg_parity_inputs import seeded_attention_inputs
 
 from icml24.generative import parse_split_ratio
 from icml24.generative.rpg.regional_attention import RegionalAttnProcessor
@@ -56,13 +57,8 @@ def test_the_hook_sends_every_position_to_the_official_region(entry):
 def test_regional_attention_matches_the_official_hook(entry):
     module = _attention_module()
     layout = parse_split_ratio(entry["inputs"]["ratio"])
-    generator = torch.Generator().manual_seed(35)  # the recorder's recipe, drawn in the same order
+    x, context = seeded_attention_inputs(module, layout.num_regions, TOKENS, DIM)
     with torch.no_grad():
-        for lin in (module.to_q, module.to_k, module.to_v, module.to_out[0]):
-            lin.weight.copy_(torch.randn(lin.weight.shape, generator=generator) * 0.4)
-        module.to_out[0].bias.copy_(torch.randn(DIM, generator=generator) * 0.1)
-        x = torch.randn((2, 64, DIM), generator=generator)
-        context = torch.randn((2, (layout.num_regions + 1) * TOKENS, DIM), generator=generator)
         out = RegionalAttnProcessor(module.processor, layout, (8, 8), TOKENS, base_ratio=0.5)(module, x, context)
     assert_close(out, entry["values"], entry["tolerance"], entry["name"])
 
