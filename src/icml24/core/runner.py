@@ -162,6 +162,7 @@ def _run_pool(todo: list[Task], jobs: int, accept: Callable[[RunRecord], None],
     spawn = get_context("spawn")
     queue = deque((task, 1) for task in todo)  # (task, attempt)
     running: dict[Any, tuple[Any, Any, Task, int]] = {}  # process sentinel -> (process, pipe, task, attempt)
+    restore: list[Any] = []  # the SIGINT handler to put back after an interrupted run's cleanup
     try:
         while queue or running:
             while queue and len(running) < jobs:
@@ -192,11 +193,17 @@ def _run_pool(todo: list[Task], jobs: int, accept: Callable[[RunRecord], None],
                         on_retry(task, f"exit code {process.exitcode}")
                 else:
                     accept(_crashed(task, f"worker died twice (exit code {process.exitcode})"))
+    except KeyboardInterrupt:
+        if threading.current_thread() is threading.main_thread():  # a second Ctrl-C cannot cut the cleanup below
+            restore = [signal.signal(signal.SIGINT, signal.SIG_IGN)]  # (it printed "Exception ignored" tracebacks)
+        raise
     finally:
         for process, reader, _, _ in running.values():
             process.kill()
             process.join()
             reader.close()
+        if restore:
+            signal.signal(signal.SIGINT, restore[0])
 
 
 @contextmanager
@@ -229,7 +236,11 @@ def _worker(task: Task, writer, driver_pid: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group; the driver decides
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by the driver while this process started
     _exit_with(driver_pid)
-    writer.send(asdict(execute(task)))
+    record = asdict(execute(task))
+    try:
+        writer.send(record)
+    except OSError:  # a broken pipe: the driver stopped listening (Ctrl-C) and keeps no result; nothing to print
+        os._exit(3)
     writer.close()
 
 
