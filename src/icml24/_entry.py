@@ -7,6 +7,8 @@ import signal
 import sys
 from collections.abc import Callable
 
+from icml24._signals import sigint_deferred
+
 
 def guarded(call: Callable[[], int]) -> int:
     """``call()``'s exit status, or 130 with one line when Ctrl-C lands anywhere in it (a second one included)."""
@@ -19,9 +21,9 @@ def guarded(call: Callable[[], int]) -> int:
 
 
 def _cli() -> int:
-    from icml24.cli import main  # importing the CLI takes a moment: a Ctrl-C may land here
-
-    return main()
+    with sigint_deferred():  # importing the CLI takes a moment; an interrupt mid-import can become another error
+        from icml24.cli import main as cli_main
+    return cli_main()
 
 
 def main() -> None:

@@ -216,6 +216,14 @@ def test_ctrl_c_at_start_up_and_twice_in_a_row_is_one_line_and_exit_130(tmp_path
     starting.send_signal(signal.SIGINT)
     out, err = starting.communicate(timeout=60)
     assert starting.returncode == 130 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    for delay in (0.6, 0.9, 1.2):  # while the papers' modules (torch, scikit-learn) import: an interrupt mid-import
+        listing = subprocess.Popen([sys.executable, "-m", "icml24", "list", "--store", str(tmp_path / "s.sqlite")],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+        time.sleep(delay)  # once aborted the process from inside torch's C++ import, once marked a paper broken
+        listing.send_signal(signal.SIGINT)
+        out, err = listing.communicate(timeout=60)
+        assert listing.returncode in (0, 130) and "Traceback" not in err, (delay, listing.returncode, err)
+        assert listing.returncode == 0 or len(err.strip().splitlines()) == 1, err
     db = tmp_path / "twice.sqlite"
     proc = _cli("sweep", "toy:slow", "--seeds", "0-29", "--set", "pause=1.5", "--jobs", "2", "--store", str(db),
                 start_new_session=True)

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from icml24._signals import sigint_deferred
+
 
 @dataclass
 class Paper:
@@ -337,7 +339,8 @@ def discover(package: str = "icml24.papers") -> dict[str, Paper]:
         if info.name in BROKEN:
             continue
         try:
-            register_module(importlib.import_module(info.name))
+            with sigint_deferred():  # an interrupt mid-import could surface as an error and mark the paper broken
+                register_module(importlib.import_module(info.name))
         except Exception as exc:  # a broken paper module must not hide the others
             BROKEN[info.name] = f"{type(exc).__name__}: {exc}"
     return registered()
@@ -383,7 +386,8 @@ def get_paper(slug: str) -> Paper:
     if modules[slug] in BROKEN:
         raise ValueError(f"paper {slug!r} failed to import: {BROKEN[modules[slug]]}")
     try:
-        paper = register_module(importlib.import_module(modules[slug]))
+        with sigint_deferred():
+            paper = register_module(importlib.import_module(modules[slug]))
     except Exception as exc:
         BROKEN[modules[slug]] = f"{type(exc).__name__}: {exc}"
         raise ValueError(f"paper {slug!r} failed to import: {BROKEN[modules[slug]]}") from exc

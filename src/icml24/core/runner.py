@@ -17,12 +17,12 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterable
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from multiprocessing import connection, get_context
 from pathlib import Path
 from typing import Any
 
+from icml24._signals import sigint_deferred
 from icml24.core.context import Context, limit_threads
 from icml24.core.registry import Experiment, register_module
 from icml24.core.store import RunRecord, Store, config_hash
@@ -169,7 +169,7 @@ def _run_pool(todo: list[Task], jobs: int, accept: Callable[[RunRecord], None],
                 task, attempt = queue.popleft()
                 reader, writer = spawn.Pipe(duplex=False)
                 process = spawn.Process(target=_worker, args=(task, writer, os.getpid()), name=task.label)
-                with _sigint_deferred():  # a Ctrl-C cannot cut the child's start-up pipe (it would print EOFError)
+                with sigint_deferred():  # a Ctrl-C cannot cut the child's start-up pipe (it would print EOFError)
                     process.start()
                 writer.close()
                 running[process.sentinel] = (process, reader, task, attempt)
@@ -204,25 +204,6 @@ def _run_pool(todo: list[Task], jobs: int, accept: Callable[[RunRecord], None],
             reader.close()
         if restore:
             signal.signal(signal.SIGINT, restore[0])
-
-
-@contextmanager
-def _sigint_deferred():
-    """Ctrl-C during the block takes effect when it ends. SIGINT is blocked in this thread (a spawned child inherits
-    the mask, so its start-up cannot be hit either), and in the main thread a recording handler stands in: another
-    thread of the driver may take the signal, and Python would then raise KeyboardInterrupt here mid-spawn."""
-    caught: list[int] = []
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum)) if in_main else None
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-        if in_main:
-            signal.signal(signal.SIGINT, previous)
-    if caught and callable(previous):
-        previous(signal.SIGINT, None)  # Python's default handler raises KeyboardInterrupt
 
 
 def _receive(reader) -> dict[str, Any] | None:
