@@ -23,6 +23,15 @@ def test_validation_and_test_are_class_balanced():
     assert np.bincount(task.labels["test"], minlength=5).tolist() == [20] * 5
 
 
+@pytest.mark.parametrize("name", TEXT_TASKS)
+def test_every_class_keeps_texts_for_training(name):
+    # the old split drew all 14 CFA-franc countries into validation and test: fine-tuning never saw the class
+    task = text_task(name)
+    train = np.bincount(task.labels["train"], minlength=task.num_classes)
+    seen = np.bincount(np.concatenate(list(task.labels.values())), minlength=task.num_classes)
+    assert (train >= 0.4 * seen).all(), (name, train.tolist(), seen.tolist())
+
+
 def test_labels_follow_their_stated_source():
     task = text_task("sentiment", num_train=200)
     words = dict(zip(task.texts["train"], task.labels["train"]))

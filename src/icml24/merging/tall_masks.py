@@ -138,6 +138,7 @@ class TALLMasks(Estimator):
         # tau_t = theta_t - theta_0 (a view of a shared TaskVectors when given one)
         self.pretrained_, self.task_vectors_, self.layout_, self._template = flat_task_vectors(pretrained, finetuned)
         self.multitask_vector_ = multitask_vector(self.task_vectors_, self.multitask, self.density)
+        self._merged_full = self.pretrained_ + self.multitask_vector_  # theta_0 + tau_MTL, where every mask is 1
         num_tasks = self.task_vectors_.shape[0]
         if len(lambdas) == 1:
             self.lambdas_ = torch.full((num_tasks,), lambdas[0], dtype=torch.float64)
@@ -160,7 +161,7 @@ class TALLMasks(Estimator):
 
     def _rebuild(self, mask: torch.Tensor):
         # reconstruction theta_t^ = theta_0 + m_t * tau_MTL, coefficient 1
-        vector = self.pretrained_ + mask.to(self.multitask_vector_.dtype) * self.multitask_vector_
+        vector = torch.where(mask, self._merged_full, self.pretrained_)  # m_t = 0 leaves theta_0 exactly
         return vector if self.layout_ is None else self.layout_.unflatten(vector, like=self._template)
 
     def reconstruct(self, task: int):

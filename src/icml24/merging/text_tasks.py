@@ -242,11 +242,27 @@ def _balanced_order(labels: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.lexsort((rng.random(len(labels)), rank))
 
 
+def _within_class_rank(labels: np.ndarray) -> np.ndarray:
+    """For each position of ``labels``, how many earlier positions hold the same label."""
+    one_hot = labels[:, None] == np.unique(labels)[None, :]
+    return (np.cumsum(one_hot, axis=0) - 1)[one_hot]
+
+
+def _first_capped(labels: np.ndarray, caps: np.ndarray, count: int) -> np.ndarray:
+    """Positions of the first ``count`` entries of ``labels`` (in order) whose class has not yet given ``caps[c]``."""
+    eligible = np.flatnonzero(_within_class_rank(labels) < caps[labels])
+    return eligible[:count]
+
+
 def text_task(name: str, num_train: int = 256, num_val: int = 64, num_test: int = 128,
               random_state: int = 0) -> TextTask:
-    """Task ``name`` with class-balanced validation and test splits and up to ``num_train`` training texts.
+    """Task ``name`` with class-balanced validation and test splits (as far as each class's share allows) and up to
+    ``num_train`` training texts.
 
     Duplicate texts are kept once (first label). When the corpus is small, the three splits shrink in proportion.
+    A class gives validation and test at most its own share (``num_val / total`` and ``num_test / total`` of its
+    texts, at least one each), so a small class keeps texts for training: a split that drew every example of a class
+    into validation and test left fine-tuning without it (it then unlearned the class).
     """
     if name not in TEXT_TASKS:
         raise ValueError(f"unknown text task {name!r}; choose from {TEXT_TASKS}")
@@ -263,7 +279,13 @@ def text_task(name: str, num_train: int = 256, num_val: int = 64, num_test: int 
     total = num_val + num_test + num_train
     scale = min(1.0, len(order) / total)
     n_val, n_test = int(num_val * scale), int(num_test * scale)
-    cuts = {"val": order[:n_val], "test": order[n_val:n_val + n_test], "train": order[n_val + n_test:total]}
+    sizes = np.bincount(labels, minlength=len(classes))
+    share = lambda n: np.maximum(1, sizes * n // min(total, len(order)))  # noqa: E731  a class's most in a split
+    picked = _first_capped(labels[order], share(n_val), n_val)
+    val, rest = order[picked], np.delete(order, picked)
+    picked = _first_capped(labels[rest], share(n_test), n_test)
+    test, train = rest[picked], np.delete(rest, picked)[:num_train]
+    cuts = {"val": val, "test": test, "train": train}
     return TextTask(name, classes, source, {s: [texts[i] for i in idx] for s, idx in cuts.items()},
                     {s: labels[idx] for s, idx in cuts.items()})
 
