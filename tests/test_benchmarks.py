@@ -29,3 +29,25 @@ def test_finish_exits_1_after_a_disagreement(monkeypatch, capsys):
     with pytest.raises(SystemExit) as failed:
         _timing.finish()
     assert failed.value.code == 1 and "differs" in capsys.readouterr().err
+
+
+def test_hellinger_sdr_without_sliced_prints_the_recorded_ratio_and_checks_our_direction(monkeypatch, capsys,
+                                                                                        tmp_path):
+    import json
+
+    import bench_hellinger_sdr as bench
+
+    monkeypatch.setattr(_timing, "_DISAGREED", [])
+    fixture = json.loads(bench.RECORDING.read_text())
+    fixture["cases"] = [case for case in fixture["cases"] if case["n"] == 400]  # SIR and SAVE, fast
+    assert {case["method"] for case in fixture["cases"]} == {"SIR", "SAVE"}
+    recording = tmp_path / "recording.json"
+    recording.write_text(json.dumps(fixture))
+    bench.recorded_peer_lines("no local copy", 5, recording)
+    out = capsys.readouterr().out
+    assert out.count(f"x recorded {fixture['recorded']['date']}") == 2 and "outputs agree" in out
+    assert _timing._DISAGREED == []
+    fixture["cases"][1]["sliced_directions"] = [0.0] * 9 + [1.0]  # a direction SAVE does not find
+    recording.write_text(json.dumps(fixture))
+    bench.recorded_peer_lines("no local copy", 5, recording)
+    assert "DISAGREE" in capsys.readouterr().out and len(_timing._DISAGREED) == 1
