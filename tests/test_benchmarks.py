@@ -51,3 +51,17 @@ def test_hellinger_sdr_without_sliced_prints_the_recorded_ratio_and_checks_our_d
     recording.write_text(json.dumps(fixture))
     bench.recorded_peer_lines("no local copy", 5, recording)
     assert "DISAGREE" in capsys.readouterr().out and len(_timing._DISAGREED) == 1
+
+
+def test_e4_without_the_official_copy_prints_the_recorded_ratio(monkeypatch, capsys, tmp_path):
+    import bench_e4 as bench
+
+    monkeypatch.setenv("ICML24_PEERS", str(tmp_path))  # no official copy there
+    monkeypatch.setattr(sys, "argv", ["bench_e4.py", "--horizon", "2000"])
+    assert bench.main() == 0
+    assert "recorded for K=9 d=5 T=20000" in capsys.readouterr().out.replace("recording is for", "recorded for")
+    monkeypatch.setattr(sys, "argv", ["bench_e4.py"])
+    assert bench.main() == 0
+    out = capsys.readouterr().out
+    date = bench.json.loads(bench.RECORDED.read_text())["recorded"]["date"]
+    assert out.count(f"recorded {date}") == 2 and out.count("ratio ") == 2
