@@ -55,3 +55,33 @@ def test_slice_moments():
     np.testing.assert_allclose(means, [[2, 3], [10, 10]])
     np.testing.assert_allclose(covs[0], np.cov(Z[:3], rowvar=False))
     np.testing.assert_allclose(covs[1], 0.0)
+
+
+def loop_slice_moments(Z, labels):
+    """The textbook definition, one slice and one observation at a time."""
+    n, p = Z.shape
+    h = labels.max() + 1
+    weights, means, covs = np.zeros(h), np.zeros((h, p)), np.zeros((h, p, p))
+    for k in range(h):
+        rows = [z for z, label in zip(Z, labels) if label == k]
+        if not rows:
+            continue
+        weights[k] = len(rows) / n
+        means[k] = sum(rows) / len(rows)
+        covs[k] = sum(np.outer(z - means[k], z - means[k]) for z in rows) / max(len(rows) - 1, 1)
+    return weights, means, covs
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_slice_moments_match_the_definition_on_uneven_slices(seed):
+    rng = np.random.default_rng(seed)
+    sizes = [1, 2, 7, 30, 61][seed:] + [1, 5, 40][:seed]  # uneven, always with a one-point slice
+    labels = rng.permutation(np.repeat(np.arange(len(sizes)), sizes))  # slices interleaved among the rows
+    Z = rng.standard_normal((labels.size, 4)) * [1.0, 5.0, 0.1, 2.0] + rng.standard_normal(4)
+    for got, want in zip(slice_moments(Z, labels), loop_slice_moments(Z, labels), strict=True):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    skipped = np.where(labels >= 2, labels + 1, labels)  # label 2 has no row: weight 0, zero moments, no NaN
+    weights, means, covs = slice_moments(Z, skipped)
+    assert weights[2] == 0 and not means[2].any() and not covs[2].any()
+    for got, want in zip(slice_moments(Z, skipped), loop_slice_moments(Z, skipped), strict=True):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)

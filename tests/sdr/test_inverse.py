@@ -95,6 +95,31 @@ def test_slice_labels():
         slice_labels(y, 3, sizes="odd")
 
 
+def loop_slice_labels(y, h, floor=False):
+    """Slices by sorted position, each tie group in the slice of its first sorted member, renumbered 0, 1, ..."""
+    n = len(y)
+    if len(set(y)) <= h:
+        return np.array([sorted(set(y)).index(v) for v in y])
+    sizes = [n // h] * (h - 1) + [n - (h - 1) * (n // h)] if floor else [n // h + (i < n % h) for i in range(h)]
+    by_position = [k for k, size in enumerate(sizes) for _ in range(size)]
+    ordered = sorted(y)
+    first = {v: by_position[ordered.index(v)] for v in set(y)}
+    used = sorted(set(first.values()))
+    return np.array([used.index(first[v]) for v in y])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_slice_labels_match_the_definition(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 120))
+    y = [rng.standard_normal(n), np.round(rng.standard_normal(n), 1), rng.integers(0, 6, n).astype(float)][seed % 3]
+    for h in (2, 5, 13, n):
+        for floor in (False, True):
+            labels = slice_labels(y, h, sizes="floor" if floor else "balanced")
+            assert labels.dtype == np.int64
+            np.testing.assert_array_equal(labels, loop_slice_labels(list(y), h, floor))
+
+
 def test_several_directions_and_checks():
     X, y, _ = single_index_data("linear", np.random.default_rng(1))
     est = SIR(n_directions=3).fit(X, y)

@@ -83,7 +83,7 @@ def whiten(X: np.ndarray, floor: float = 1e-10) -> tuple[np.ndarray, np.ndarray]
     treated as zero (a pseudo-inverse square root), so collinear predictors do not blow up.
     """
     centered = X - X.mean(axis=0)
-    cov = np.atleast_2d(np.cov(centered, rowvar=False))
+    cov = centered.T @ centered / (X.shape[0] - 1)
     values, vectors = np.linalg.eigh((cov + cov.T) / 2)
     keep = values > floor * max(values.max(), 0.0)
     inv_sqrt = np.zeros_like(values)
@@ -108,10 +108,12 @@ def slice_labels(y: np.ndarray, n_slices: int, sizes: str = "balanced") -> np.nd
     """
     y = np.asarray(y, dtype=np.float64)
     n = y.shape[0]
-    values, inverse = np.unique(y, return_inverse=True)
-    if values.size <= n_slices:
-        return inverse.astype(np.int64)
-    order = np.argsort(y, kind="stable")
+    order = np.argsort(y)  # one sort; ties need no stable order (a tie group is placed by its first member)
+    sorted_y = y[order]
+    starts = np.r_[True, sorted_y[1:] != sorted_y[:-1]]  # a distinct value begins here (sorted order)
+    value_of = np.cumsum(starts) - 1  # index of each sorted response's distinct value
+    if value_of[-1] + 1 <= n_slices:
+        return _unsort(value_of, order)
     if sizes == "balanced":
         counts = np.full(n_slices, n // n_slices)
         counts[: n % n_slices] += 1
@@ -122,22 +124,35 @@ def slice_labels(y: np.ndarray, n_slices: int, sizes: str = "balanced") -> np.nd
         raise ValueError(f"sizes must be 'balanced' or 'floor', got {sizes!r}")
     by_position = np.repeat(np.arange(n_slices), counts)
     # a tie group takes the slice of its first member in sorted order
-    first_sorted = np.searchsorted(y[order], values, side="left")
-    labels = by_position[first_sorted][inverse]
-    _, labels = np.unique(labels, return_inverse=True)  # renumber if ties emptied a slice
-    return labels.astype(np.int64)
+    sorted_labels = by_position[np.flatnonzero(starts)][value_of]
+    # renumber 0, 1, ... if ties emptied a slice (sorted_labels never decreases)
+    sorted_labels = np.cumsum(np.r_[False, sorted_labels[1:] != sorted_labels[:-1]])
+    return _unsort(sorted_labels, order)
+
+
+def _unsort(sorted_values: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """``values`` with ``values[order] = sorted_values``, as int64."""
+    values = np.empty(order.shape[0], dtype=np.int64)
+    values[order] = sorted_values
+    return values
 
 
 def slice_moments(Z: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per slice: proportion ``p_h [h]``, mean ``m_h [h, p]`` and covariance ``V_h [h, p, p]`` (``n_h - 1``;
-    zero for a one-point slice), computed for all slices at once."""
+    zero for a one-point slice; an empty slice, a label no row has, gets ``p_h = 0`` and zero moments).
+
+    The rows are grouped by slice with one sort, then each slice's moments come from its contiguous block (a loop
+    over the ``h`` slices, O(n p^2) in all).
+    """
     n, p = Z.shape
     h = int(labels.max()) + 1
-    counts = np.bincount(labels, minlength=h).astype(np.float64)
-    onehot = np.zeros((h, n))
-    onehot[labels, np.arange(n)] = 1.0
-    means = onehot @ Z / counts[:, None]
-    centered = Z - means[labels]
-    scatter = np.einsum("hi,ij,ik->hjk", onehot, centered, centered)
-    covs = scatter / np.maximum(counts - 1.0, 1.0)[:, None, None]
+    counts = np.bincount(labels, minlength=h)
+    grouped = Z[np.argsort(labels)]  # slice 0's rows, then slice 1's, ...
+    ends = np.cumsum(counts)
+    means, covs = np.zeros((h, p)), np.zeros((h, p, p))
+    for k in np.flatnonzero(counts):
+        block = grouped[ends[k] - counts[k]: ends[k]]
+        means[k] = block.mean(axis=0)  # m_h = (1 / n_h) sum_{i in h} z_i
+        centered = block - means[k]
+        covs[k] = centered.T @ centered / max(counts[k] - 1, 1)  # V_h = sum_i (z_i - m_h)(z_i - m_h)^T / (n_h - 1)
     return counts / n, means, covs

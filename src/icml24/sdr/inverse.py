@@ -1,8 +1,8 @@
 """Inverse-regression SDR: SIR, SAVE and directional regression, the classic initializers of the paper.
 
 Each standardizes ``Z = (X - mean) Sigma^{-1/2}``, slices the response, builds a kernel matrix ``M`` from the
-slice moments of ``Z``, and returns ``Sigma^{-1/2}`` times the leading eigenvectors of ``M``; all slices are
-handled in one array operation (:func:`~icml24.sdr._base.slice_moments`).
+slice moments of ``Z``, and returns ``Sigma^{-1/2}`` times the leading eigenvectors of ``M``; the moments of all
+slices come from one sort of the rows (:func:`~icml24.sdr._base.slice_moments`).
 """
 
 from __future__ import annotations
