@@ -6,7 +6,8 @@ against straightforward reference code.
    n = 400 and 20000, ``n_slices = 10`` and ``n_directions = 1`` on both sides (sliced's default ``"auto"`` picks
    the count from an eigenvalue gap; ``directions_`` is ``[d, p]``, unit rows). Ratio = sliced / ours in CPU seconds
    (``time.process_time``), median of ``--repeats`` (>= 5) after a warm-up. A ratio below 1 means sliced is
-   faster (it was, 2-5x, when recorded): most of our fit is ``slice_moments``' one-hot einsum, O(h n p^2).
+   faster (it was, 2-5x, until ``slice_moments`` replaced its one-hot einsum by one sort; recorded since: ours
+   1.0-1.4x faster).
    Conventions that differ, and how the bench handles them:
    - slicing: sliced puts ``floor(n / h)`` sorted responses in each slice and the remainder in an extra last slice
      (h = 13 at n = 400 gives it 14 slices); ours makes ``h`` slices whose sizes differ by at most one. With ``h``
