@@ -236,3 +236,22 @@ def test_ctrl_c_at_start_up_and_twice_in_a_row_is_one_line_and_exit_130(tmp_path
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "Traceback" not in err + out, err
     assert len([line for line in err.splitlines() if line.strip()]) <= 2, err
+
+
+def test_runs_side_by_side_share_the_cores_and_a_declared_cap_stays(toy, tmp_path, monkeypatch):
+    from icml24.core import runner
+
+    assert runner._threads(0, 0) == 0 and runner._threads(1, 4) == 1 and runner._threads(0, 2) == 2
+    assert runner._threads(3, 0) == 3 and runner._threads(8, 2) == 2
+    monkeypatch.setattr(runner, "machine_cores", lambda: 4)
+    seen = []
+    monkeypatch.setattr(runner, "execute", lambda task: seen.append(task.threads) or execute(task))
+    run_tasks(plan([toy.coin], [0], store_folder=tmp_path), Store(tmp_path / "a.sqlite"), backend="inline")
+    assert seen == [4]  # one run at a time: every core
+    pooled = []
+    monkeypatch.setattr(runner, "_run_pool", lambda todo, *rest: pooled.extend(t.threads for t in todo))
+    run_tasks(plan([toy.coin], [0, 1, 2], store_folder=tmp_path), Store(tmp_path / "b.sqlite"), backend="local",
+              jobs=3)
+    assert pooled == [1, 1, 1]  # three at once on four cores: one thread each
+    (task,) = plan([toy.coin], [0], store_folder=tmp_path)
+    assert execute(runner.replace(task, threads=4)).metrics["threads"] == 1.0  # coin declares threads=1

@@ -97,8 +97,8 @@ def test_digit_findings_run_and_never_touch_the_global_torch_rng(tmp_path, cache
 
 
 def test_experiments_compute_one_seed_with_typed_list_parameters():
-    for exp in paper.PAPER.experiments.values():
-        assert "seeds" not in exp.parameters() and exp.threads == 1
+    for exp in paper.PAPER.experiments.values():  # the MiniLM runs take the run's share of the cores, the MLPs one
+        assert "seeds" not in exp.parameters() and exp.threads == (0 if exp.name.startswith("text_") else 1)
         assert exp.seeds["smoke"] == 1 and exp.seeds["quick"] >= 1
         exp.config(setting="smoke")
     assert paper.text_merging.parameters()["task_counts"] == list[int]

@@ -17,7 +17,7 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from multiprocessing import connection, get_context
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ class Task:
     out_dir: str
     show_progress: bool = False
     cache_dir: str = ""  # where ``ctx.cached`` keeps built artifacts (trained models) shared across runs
+    threads: int = 0  # the run's share of this machine's cores (cores // jobs; 0: no cap), set by ``run_tasks``
 
     @property
     def full(self) -> bool:
@@ -87,7 +88,7 @@ def execute(task: Task) -> RunRecord:
                        versions=library_versions())
     start = time.perf_counter()
     try:
-        with limit_threads(exp.threads):  # declared on the experiment; 0 leaves the threads alone
+        with limit_threads(_threads(exp.threads, task.threads)):
             metrics = exp(ctx, **task.config)
         record.metrics, problem = _clean_metrics(metrics)
         record.status = "error" if problem else "ok"
@@ -121,6 +122,18 @@ def _execute_dict(task: Task) -> dict[str, Any]:
     return asdict(execute(task))
 
 
+def _threads(declared: int, share: int) -> int:
+    """Torch/BLAS threads of one run: the experiment's declared cap within the run's share of the cores (0: no
+    limit on that side; both 0 leaves the threads alone)."""
+    caps = [n for n in (declared, share) if n > 0]
+    return min(caps) if caps else 0
+
+
+def machine_cores() -> int:
+    """CPU cores this process may run on (its affinity mask, not the machine's total)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def run_tasks(tasks: list[Task], store: Store, backend: str = "inline", jobs: int = 1, address: str | None = None,
               force: bool = False, on_result: Callable[[RunRecord], None] | None = None,
               on_retry: Callable[[Task, str], None] | None = None) -> list[RunRecord]:
@@ -133,6 +146,9 @@ def run_tasks(tasks: list[Task], store: Store, backend: str = "inline", jobs: in
     if jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {jobs}")
     todo = [t for t in tasks if force or not store.has_ok(t.paper, t.experiment, t.config, t.seed, t.code_version)]
+    if backend != "ray":  # runs side by side share this machine's cores: no oversubscribed thread pools
+        share = max(1, machine_cores() // (1 if backend == "inline" else jobs))
+        todo = [replace(t, threads=share) for t in todo]
     done: list[RunRecord] = []
 
     def accept(record: RunRecord) -> None:

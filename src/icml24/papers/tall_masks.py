@@ -126,7 +126,7 @@ _TINY = {"size": "tiny", "steps": 10, "lr": 3e-3, "num_train": 32, "max_length":
 
 
 @experiment(PAPER, quick={"task_counts": [4, 8], "seeds": 1}, full={"task_counts": [4, 8, 14], "seeds": 3},
-            smoke={"task_counts": [2, 3], **_TINY, "seeds": 1}, threads=1, null=UNMASKED)
+            smoke={"task_counts": [2, 3], **_TINY, "seeds": 1}, null=UNMASKED)  # MiniLM: every core of the run's share
 def text_merging(ctx, task_counts: list[int] = (4, 8), size: str = "minilm", steps: int = 100, lr: float = 1e-4,
                  batch_size: int = 16, num_train: int = 256, max_length: int = 32, masks: str = "tall",
                  consensus_k: int = 2) -> dict[str, float]:
@@ -146,7 +146,7 @@ def text_merging(ctx, task_counts: list[int] = (4, 8), size: str = "minilm", ste
             full={"lrs": [1e-5, 3e-5, 1e-4], "steps": [50, 100, 200], "num_tasks": 4, "seeds": 1},
             smoke={"lrs": [3e-3], "steps": [3, 10], **{k: v for k, v in _TINY.items() if k not in ("steps", "lr")},
                    "seeds": 1},
-            threads=1, null=Null("no fine-tuning (theta_t = theta_0)", {"finetune": False}, cheap=True))
+            null=Null("no fine-tuning (theta_t = theta_0)", {"finetune": False}, cheap=True))
 def text_regime_sweep(ctx, lrs: list[float] = (3e-5, 1e-4), steps: list[int] = (50, 100), num_tasks: int = 2,
                       size: str = "minilm", batch_size: int = 16, num_train: int = 256, max_length: int = 32,
                       tolerance: float = 0.0, finetune: bool = True) -> dict[str, float]:
