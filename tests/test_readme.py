@@ -66,3 +66,30 @@ def test_the_method_table_is_current():
     readme = README.read_text()
     assert tool.rewrite(readme) == readme, "the README's method table is stale: run python tools/method_table.py"
     assert readme.count("| rp | `icml24.graph.rp` | `GeneralizedRP`, `ResidualPropagation` |") == 1
+
+
+def _data_forms() -> set[str]:
+    """Every ICML24_DATA=... value the README and the docs show a user (relative or absolute)."""
+    texts = [README.read_text()] + [p.read_text() for p in (README.parent / "docs").rglob("*.md")]
+    return {m for text in texts for m in re.findall(r"ICML24_DATA=([^\s`$\"')]+)", text)}
+
+
+def test_every_data_form_the_docs_show_serves_a_test_that_changes_folder():
+    """The README's own `ICML24_DATA=../shared/data make test`: a relative form names the folder from the repository,
+    and a test that changes folder (and the CLI it runs there) must still read it (tests/conftest.py makes it
+    absolute; so does the Makefile). Runs one such test in a fresh pytest with each form."""
+    import os
+    import subprocess
+    import sys
+
+    root = README.parent
+    forms = _data_forms()
+    assert "../shared/data" in forms
+    for form in sorted(forms):
+        if not (root / form / "Cora" / "raw").is_dir():
+            continue  # an example path of the docs' that names no folder on this machine
+        env = {**os.environ, "ICML24_DATA": form}
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                               "tests/core/test_report.py::test_report_from_another_folder_keeps_figures_and_counts_not_run"],
+                              cwd=root, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, f"ICML24_DATA={form}: {done.stdout[-2000:]}{done.stderr[-2000:]}"

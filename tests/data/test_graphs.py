@@ -1,3 +1,5 @@
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -87,3 +89,15 @@ def test_a_missing_data_folder_is_refused_and_nothing_is_created(tmp_path, monke
     with pytest.raises(FileNotFoundError, match="does not exist"):
         planetoid("citeseer")
     assert not missing.exists()
+
+
+def test_a_relative_data_folder_that_names_nothing_says_where_it_looked(tmp_path, monkeypatch):
+    from icml24.data import check_data_root
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ICML24_DATA", "../no-such-data")
+    with pytest.raises(FileNotFoundError) as refused:
+        check_data_root()
+    assert str((tmp_path.parent / "no-such-data").resolve()) in str(refused.value)
+    with pytest.raises(FileNotFoundError, match=re.escape(str((tmp_path.parent / "no-such-data").resolve()))):
+        planetoid("cora")

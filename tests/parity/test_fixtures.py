@@ -39,6 +39,16 @@ def test_assert_close_fails_outside_the_tolerance():
         assert_close([1.0, 2.0], [1.0, 2.1], 1e-3, "toy")
 
 
+def test_assert_close_holds_each_entry_to_its_own_tolerance():
+    from parity_fixture import assert_close
+
+    assert assert_close([1.0, 100.0], [1.0 + 1e-9, 100.5], [1e-8, 1.0]) == pytest.approx(0.5)
+    with pytest.raises(AssertionError, match="entry 0"):  # the loose entry's tolerance does not cover the tight one
+        assert_close([1.0, 100.0], [1.0 + 1e-6, 100.5], [1e-8, 1.0], "toy")
+    with pytest.raises(AssertionError, match="tolerances"):
+        assert_close([1.0, 2.0], [1.0, 2.0], [1e-8, 1e-8, 1e-8], "toy")
+
+
 def test_at_least_twelve_papers_have_a_fixture():
     """Issue #35's floor: parity fixtures for at least 12 papers whose official code runs."""
     assert len(SLUGS) >= 12, SLUGS

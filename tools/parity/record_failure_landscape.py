@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _record import commit_of, official_copy, write_fixture  # noqa: E402
+from _record import ROOT, commit_of, official_copy, write_fixture  # noqa: E402
 
 NAME, MARKER = "FailureShiftRL", "Experiments/Classification/train RL.py"
 
@@ -50,10 +50,49 @@ def _official_functions(path: Path, names: tuple[str, ...], namespace: dict) -> 
 def _reward_inputs() -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(0)
     logits = rng.standard_normal((64, 10)).astype(np.float32)
-    logits[::3] *= 8.0  # confident predictions: p near 1, where the 1e-7 guard matters
+    logits[::3] *= 8.0  # confident predictions: p near 1
     labels = rng.integers(10, size=64)
     labels[::4] = logits[::4].argmax(1)  # a quarter predicted correctly on purpose (reward -1)
-    return logits, labels
+    # the guard's regime: 1 - p from ~1e-5 down to ~1e-20, where 1e-7 in log(p / (1 - p + 1e-7)) decides the value
+    guard = np.random.default_rng(1).standard_normal((24, 10)).astype(np.float32)
+    guard *= np.repeat(np.float32([12.0, 20.0, 30.0, 45.0]), 6)[:, None]
+    wrong = (guard.argmax(1) + 1 + np.arange(24) % 9) % 10  # every guard row a failure
+    return np.concatenate([logits, guard]), np.concatenate([labels, wrong])
+
+
+GUARD = 1e-7
+TOLERANCE_DERIVATION = (
+    "per entry, from float32's conditioning (no gap seen on any machine enters it): the official score is a float32 "
+    "softmax probability p^ = fl32(softmax32(z)), then 10 |log(p^ / (1 - p^ + 1e-7))| in float64. With u = 2^-24, C "
+    "classes, q = 1 - p and D = z_top - min(z): the float32 sum of C terms, the division and the exp give "
+    "|p^ - p| <= gamma p, gamma = (C + 2 + q (D + 2)) u (each other term's exp argument is rounded to |z_j - z_top| u "
+    "and weighs q). L(p) = log(p / (1 - p + 1e-7)) is increasing, so the entry's tolerance is "
+    "10 max(L(min(1, p (1 + gamma))) - L(p), L(p) - L(p (1 - gamma))) + 4 eps64 (|reward| + 1), with p and q from "
+    "the float64 logits (log-sum-exp). Non-failures are exactly -1 (tolerance 0). Near p = 1 one float32 step of p "
+    "moves the reward by up to ~4.7 (the guard bounds 1/(1 - p)); dropping the guard moves it by 20-300 there.")
+
+
+def float32_tolerance(logits: np.ndarray, failure: np.ndarray, scale: float = 10.0) -> np.ndarray:
+    """Per-entry tolerance of the official float32 reward (TOLERANCE_DERIVATION), from the logits in float64."""
+    z = logits.astype(np.float64)
+    top = z.max(1, keepdims=True)
+    log_total = top[:, 0] + np.log(np.exp(z - top).sum(1))
+    p = np.exp(top[:, 0] - log_total)
+    others = np.exp(z - log_total[:, None])
+    others[np.arange(len(z)), z.argmax(1)] = 0.0
+    q = others.sum(1)
+    u, classes = 2.0 ** -24, z.shape[1]
+    gamma = (classes + 2 + q * (top[:, 0] - z.min(1) + 2)) * u
+
+    def log_odds(prob, rest):
+        return np.log(prob) - np.log(rest + GUARD)
+
+    value = log_odds(p, q)
+    hi = np.minimum(1.0, p * (1 + gamma))
+    up = log_odds(hi, np.maximum(q - (hi - p), 0.0)) - value
+    down = value - log_odds(p * (1 - gamma), q + p * gamma)
+    tolerance = scale * np.maximum(up, down) + 4 * np.finfo(np.float64).eps * (scale * np.abs(value) + 1)
+    return np.where(failure, tolerance, 0.0)
 
 
 def record_reward(copy: Path) -> dict:
@@ -80,15 +119,18 @@ def record_reward(copy: Path) -> dict:
         path = f"img_abcdefg{label}_x_y"  # the official parsing: path.split('_')[-3][7:] is the class id
         values.append(float(fns["get_reward"](model, image, categories[prediction], path)))
     seconds = time.perf_counter() - tick
+    failure = np.array(values) != -1.0
     return {"name": "reward", "call": "Experiments/Classification/train RL.py: get_reward (classifier_prediction "
             "for the category), stub network returning fixed logits",
             "inputs": {"recipe": "numpy default_rng(0): standard normal logits [64, 10], every 3rd row x8; integer "
-                       "labels, every 4th the argmax", "logits": logits.tolist(), "labels": labels.tolist()},
-            "values": values, "tolerance": 1e-4, "rtol": 1e-5, "official_seconds": seconds}
+                       "labels, every 4th the argmax; then default_rng(1): standard normal [24, 10] scaled by 12, 20, "
+                       "30, 45 (6 rows each), labels (argmax + 1 + row % 9) % 10 (failures in the guard's regime)",
+                       "logits": logits.tolist(), "labels": labels.tolist()},
+            "values": values, "tolerance": float32_tolerance(logits, failure).tolist(),
+            "tolerance_derivation": TOLERANCE_DERIVATION, "official_seconds": seconds}
 
 
 def _environment():
-    import torch
 
     from icml24.data import digits
     from icml24.rl.failures import FailureEnv, digit_concepts, train_classifier
@@ -96,7 +138,7 @@ def _environment():
     x, y, shape = digits()
     x = x.reshape(-1, *shape)
     order = np.random.default_rng(0).permutation(len(x))
-    model = train_classifier(x[order[:800]], y[order[:800]], epochs=15, generator=torch.Generator().manual_seed(0))
+    model = train_classifier(x[order[:800]], y[order[:800]], epochs=15, random_state=0)
     return FailureEnv(model, x[order[800:1000]], y[order[800:1000]], digit_concepts(), precompute=True)
 
 
@@ -156,15 +198,28 @@ def record_saved_agents(copy: Path) -> dict:
             "inputs": {"files": sorted(agents)}, "values": agents, "tolerance": 0.0}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=("reward", "dqn_settings", "saved_agents"),
+                        help="re-record one case and keep the others as the fixture has them")
+    args = parser.parse_args(argv)
     copy = official_copy(NAME, MARKER)
-    cases = [record_reward(copy), record_dqn(), record_saved_agents(copy)]
+    recorders = {"reward": lambda: record_reward(copy), "dqn_settings": record_dqn,
+                 "saved_agents": lambda: record_saved_agents(copy)}
+    if args.only:
+        kept = json.loads((ROOT / "tests" / "parity" / "failure-landscape.json").read_text())["cases"]
+        cases = [recorders[c["name"]]() if c["name"] == args.only else c for c in kept]
+    else:
+        cases = [record() for record in recorders.values()]
     write_fixture("failure-landscape", "somsagar07/FailureShiftRL", commit_of(copy), cases,
                   notes="The classification scripts need AlexNet weights and ImageNet-mini (not offline): the reward "
                         "is the official get_reward called with a stub network; the DQN is the official construction "
                         "under stable-baselines3 2.2.1 on our digits environment; the classification agents' zips are "
                         "Git LFS objects absent from the snapshot, the 8 saved generation/summarization agents are "
-                        "read. Recorded on CPU.")
+                        "read. Recorded on CPU." + (f" Case {args.only!r} re-recorded alone on this date; the others "
+                                                    "are kept from the earlier record." if args.only else ""))
 
 
 if __name__ == "__main__":

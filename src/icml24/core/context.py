@@ -117,7 +117,7 @@ class Context:
         """Save a JSON-serializable artifact (e.g. a selected head list) beside the run's figures."""
         path = self._path(name, ".json")
         if path is not None:
-            tmp = path.with_suffix(".json.tmp")
+            tmp = path.with_suffix(f".{os.getpid()}.json.tmp")
             tmp.write_text(json.dumps(data, indent=2, default=_jsonable))
             os.replace(tmp, path)
             self.artifacts.append(str(path))

@@ -54,7 +54,8 @@ def check_data_root() -> None:
     """Raise ``FileNotFoundError`` when ``$ICML24_DATA`` is set but names no folder (checked before any work)."""
     env = os.environ.get("ICML24_DATA")
     if env and not Path(env).is_dir():
-        raise FileNotFoundError(f"ICML24_DATA={env} is not a folder; point it at the folder holding Cora/raw and "
+        raise FileNotFoundError(f"ICML24_DATA={env} is not a folder (it resolves to {Path(env).resolve()}, from the "
+                                f"current folder {Path.cwd()}); point it at the folder holding Cora/raw and "
                                 "CiteSeer/raw (for this repo: ../shared/data), or unset it to use ~/.cache/icml24")
 
 
@@ -76,8 +77,9 @@ def planetoid(name: str, root: str | os.PathLike | None = None, download: bool =
         raise ValueError(f"unknown Planetoid dataset {name!r}; choose one of {', '.join(PLANETOID_NAMES)}")
     base = data_root(root)
     if (root is not None or os.environ.get("ICML24_DATA")) and not base.is_dir():
-        raise FileNotFoundError(f"the data folder {base} does not exist; point root or ICML24_DATA at the folder "
-                                f"holding {PLANETOID_NAMES[key]}/raw (for this repo: ../shared/data)")
+        raise FileNotFoundError(f"the data folder {base} ({base.resolve()}) does not exist; point root or "
+                                f"ICML24_DATA at the folder holding {PLANETOID_NAMES[key]}/raw (for this repo: "
+                                "../shared/data)")
     folder = base / PLANETOID_NAMES[key] / "raw"
     missing = [s for s in _PLANETOID_SUFFIXES if not (folder / f"ind.{key}.{s}").exists()]
     if missing:
@@ -125,7 +127,7 @@ def _download_planetoid(folder: Path, key: str, missing: list[str]) -> None:
                 payload = response.read()
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             raise FileNotFoundError(_missing_message(folder, key, missing) + f" (download failed: {exc})") from None
-        tmp = target.with_suffix(target.suffix + ".part")
+        tmp = target.with_suffix(f"{target.suffix}.{os.getpid()}.part")
         tmp.write_bytes(payload)
         os.replace(tmp, target)
 

@@ -173,7 +173,7 @@ def laplacian_eigenpairs(
     _MEMORY_CACHE[key] = spectrum
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.npz")
+        tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")  # per process: two writers never share a temporary
         np.savez(tmp, lcc_index=lcc, eigenvalues=values, eigenvectors=vectors,
                  num_smallest=num_small, complete=complete)
         os.replace(tmp, path)

@@ -222,7 +222,7 @@ class EvolvingSubnetworkTrainer(FittedAttributes, Estimator):
 
     def _save(self, model, optimizer, data_gen, sampler, state) -> None:
         self.checkpoint_path_.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.checkpoint_path_.with_name(self.checkpoint_path_.name + ".tmp")
+        tmp = self.checkpoint_path_.with_name(f"{self.checkpoint_path_.name}.{os.getpid()}.tmp")
         torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
                     "data_generator": data_gen.get_state(), "sampler": sampler.state_dict(), "state": state,
                     "config": dataclasses.asdict(self.config)}, tmp)  # plain data: loadable with weights_only

@@ -7,6 +7,8 @@ classification experiments, ``train RL.py``): confident failures earn more.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 from torch import nn
@@ -23,15 +25,24 @@ _GUARD = 1e-7
 
 def failure_reward(logits: torch.Tensor, labels: torch.Tensor | np.ndarray,
                    scale: float = FAILURE_SCALE) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """``(reward, failure, prediction)`` per row of ``logits [n, classes]`` against integer ``labels [n]``."""
+    """``(reward, failure, prediction)`` per row of ``logits [n, classes]`` against integer ``labels [n]``.
+
+    The reward is float64 and computed from the logits in float64 without forming ``p`` near 1:
+    ``log p = z_top - lse(z)`` and ``log(1 - p + 1e-7) = logaddexp(lse(z_others) - lse(z), log 1e-7)``, so it does not
+    hinge on how one CPU rounds a float32 probability (a float32 ``1 - p`` of 2.5e-5 is only good to ~2e-3 relative).
+    """
     labels = check_labels(labels.cpu().numpy() if isinstance(labels, torch.Tensor) else labels)
     check_outputs(logits, labels, "logits")
     labels = torch.from_numpy(labels)
-    prob = logits.softmax(dim=-1)
-    p, prediction = prob.max(dim=-1)
+    z = logits.detach().to(torch.float64)
+    prediction = z.argmax(dim=-1)
     failure = prediction != labels
-    log_odds = torch.log(p / (1.0 - p + _GUARD))  # the paper's reward: 10 |log(p / (1 - p))| on a failure
-    reward = torch.where(failure, scale * log_odds.abs(), torch.full_like(p, NO_FAILURE_REWARD))
+    log_total = torch.logsumexp(z, dim=-1)
+    others = z.scatter(-1, prediction[:, None], float("-inf"))  # every class but the top-1
+    log_p = z.gather(-1, prediction[:, None])[:, 0] - log_total
+    log_rest = torch.logsumexp(others, dim=-1) - log_total  # log(1 - p), -inf for a single class
+    log_odds = log_p - torch.logaddexp(log_rest, torch.tensor(math.log(_GUARD), dtype=z.dtype))
+    reward = torch.where(failure, scale * log_odds.abs(), torch.full_like(log_p, NO_FAILURE_REWARD))  # 10 |log p/(1-p)|
     return reward, failure, prediction
 
 
