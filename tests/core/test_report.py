@@ -84,3 +84,10 @@ def test_parity_text_names_the_fixture_source_and_tolerance(tmp_path):
     assert parity_text("y", tmp_path) == "no fixture"
     (tmp_path / "z.json").write_text("{")
     assert parity_text("z", tmp_path) == "unreadable fixture"
+    fixture["cases"][1]["tolerance"] = [0.0, 0.5, 0.25]  # one tolerance per entry
+    (tmp_path / "w.json").write_text(json.dumps(fixture))
+    assert parity_text("w", tmp_path).startswith("2 case(s) vs o/r@aaaaaaa (third-party), tolerance ≤ 0.5 (per entry")
+    from icml24.core.summary import PARITY_FOLDER
+
+    for slug in sorted(p.stem for p in PARITY_FOLDER.glob("*.json")):  # every fixture in the checkout reads
+        assert "unreadable" not in parity_text(slug) and "case(s)" in parity_text(slug)

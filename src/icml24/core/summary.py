@@ -48,12 +48,14 @@ def parity_text(slug: str, folder: Path | None = None) -> str:
     try:
         data = json.loads(path.read_text())
         source, cases = data["source"], data["cases"]
-        worst = max(float(c["tolerance"]) for c in cases)
+        per_case = [c["tolerance"] if isinstance(c["tolerance"], list) else [c["tolerance"]] for c in cases]
+        worst = max(float(t) for tolerances in per_case for t in tolerances)
+        per_entry = any(isinstance(c["tolerance"], list) for c in cases)
     except (ValueError, KeyError, TypeError):
         return "unreadable fixture"
     kind = " (third-party)" if source.get("third_party") else ""
     return (f"{len(cases)} case(s) vs {source['repository']}@{str(source['commit'])[:7]}{kind}, "
-            f"tolerance ≤ {worst:g}")
+            f"tolerance ≤ {worst:g}" + (" (per entry, from float conditioning)" if per_entry else ""))
 
 
 def summarize(paper: Paper, results: list[ClaimResult]) -> PaperSummary:
