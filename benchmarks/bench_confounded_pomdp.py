@@ -91,6 +91,12 @@ def main() -> None:
     sys.exit(0 if ok else 1)
 
 
+# the default pipelines differ by design (the third party's MLE stage-I target and its one-draw ridge, |Y| times ours),
+# by 0.08-0.19 on the toy's policy values; the parity fixture compares them in matched settings at a tolerance from the
+# third party's own randomness. Here the speed comparison runs both defaults and checks only that design gap.
+DEFAULTS_DESIGN_GAP = 0.25
+
+
 def _against_the_third_party(args, data, est) -> bool:
     """Ours against the third party's estimator on the same episodes: live if a copy is there, and as recorded."""
     fixture = json.loads((ROOT / "tests/parity/confounded-pomdp.json").read_text())
@@ -108,11 +114,12 @@ def _against_the_third_party(args, data, est) -> bool:
 
         theirs, t_theirs = median_of(theirs_fn, repeats=args.repeats)
         gap = float(np.max(np.abs(np.array(ours) - theirs)))
-        agree = gap <= case["tolerance"]
+        agree = gap <= DEFAULTS_DESIGN_GAP
         ok &= agree
         print(f"bridge estimator vs the third party's TabularBridgeEstimator (live), toy N={args.episodes}, 8 "
               f"policy values: ours {t_ours:.3f} s, third party {t_theirs:.3f} s, ratio {t_theirs / t_ours:.1f}x, "
-              f"values agree within {case['tolerance']}: {agree} (max gap {gap:.3f})")
+              f"default pipelines within their design gap {DEFAULTS_DESIGN_GAP}: {agree} (max gap {gap:.3f}; "
+              f"matched settings agree to {case['tolerance']} in tests/parity/test_confounded_pomdp.py)")
     else:
         print("bridge estimator vs the third party's (live): skipped, no local copy (pass --official PATH or set "
               "ICML24_PEERS)")

@@ -1,6 +1,9 @@
 import json
+import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -282,3 +285,166 @@ def test_version_and_uncut_command_summaries(capsys):
     assert main(["--help"]) == 0
     listing = capsys.readouterr().out.split("Commands:")[1]
     assert "..." not in listing  # click cuts a long summary with '...'
+
+
+_LIST_PROBE = """
+import json, sys
+from icml24.cli import main
+codes = [main(argv) for argv in json.loads(sys.argv[1])]
+fields = json.loads(sys.argv[2])
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "torch_geometric", "matplotlib")
+               or (m.startswith("icml24.") and m.split(".")[1] in fields) or m.startswith("icml24.papers."))
+print("LOADED " + json.dumps([codes, heavy]))
+"""
+
+
+def _list_in_fresh_interpreter(tmp_path, *commands: list[str]) -> tuple[list[int], list[str], str]:
+    """The icml24 commands run in a new interpreter (80 columns): exit codes, the heavy modules it loaded, stdout."""
+    env = {**toy_cli_env(), "COLUMNS": "80"}
+    fields = sorted(p.name for p in (ROOT / "src" / "icml24").iterdir() if (p / "__init__.py").exists()
+                    and p.name not in ("core", "papers"))
+    proc = subprocess.run([sys.executable, "-c", _LIST_PROBE, json.dumps(commands), json.dumps(fields)], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out, _, loaded = proc.stdout.rpartition("LOADED ")
+    codes, heavy = json.loads(loaded)
+    return codes, heavy, out
+
+
+def test_list_and_show_read_the_index_without_importing_a_paper_field_or_torch(tmp_path):
+    """Issue #59: `icml24 list` imported every paper (torch, torch_geometric: 7-10 CPU s); now it reads
+    icml24/papers/index.json, and fits an 80-column terminal with one line per claim, cut with its id."""
+    from icml24.core import index
+
+    codes, heavy, out = _list_in_fresh_interpreter(tmp_path, ["list", "--store", str(tmp_path / "none.sqlite")],
+                                                   ["show", "rp"])
+    assert codes == [0, 0] and heavy == [], heavy
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    claims = sum(len(entry["claims"]) for entry in index.stored().values())
+    rows = [line for line in lines if re.match(r"^\s+(\S+\s+)?\d+\s+not run\s+\S", line)]
+    assert len(rows) == claims  # one line each: none wrapped
+    assert sum(line.rstrip().endswith("…") for line in rows) > claims // 2  # long texts shortened, not wrapped
+    assert "rp: How Graph Neural Networks Learn" in out and "Install: pip install 'icml24[graph]'" in out
+
+
+def test_list_judges_only_the_papers_the_store_holds_runs_of(tmp_path):
+    """With --store, a paper with current runs stored is imported and judged (its error verdicts shown); papers without
+    runs are not imported (gdem is: its full-only claim has a recorded run in the repository)."""
+    from icml24.core.registry import get_paper
+    from icml24.core.store import RunRecord, Store
+    from icml24.core.versioning import code_version
+
+    exp = get_paper("e4").experiments["random_regret"]
+    with Store(tmp_path / "s.sqlite") as db:
+        for seed in range(exp.seeds["quick"]):
+            db.put(RunRecord("e4", exp.name, exp.config(setting="quick"), seed, code_version(exp), "quick", "error",
+                             error="boom"))
+    codes, heavy, out = _list_in_fresh_interpreter(tmp_path, ["list", "--store", str(tmp_path / "s.sqlite")])
+    assert codes == [0]
+    assert {m for m in heavy if m.startswith("icml24.papers.")} == {"icml24.papers.e4", "icml24.papers.gdem"}
+    section = out[out.index("\n  e4 "):out.index("\n  est ")]
+    verdicts = dict(re.findall(r"^\s+(?:e4\s+)?(\d+)\s+(not run|error|holds|fails)\s", section, re.M))
+    assert verdicts == {"1": "not run", "2": "not run", "3": "error", "4": "not run", "5": "not run", "6": "not run",
+                        "7": "not run"}, section
+
+
+def _nothing_written(tmp_path: Path) -> None:
+    assert not any(tmp_path.iterdir()), sorted(tmp_path.rglob("*"))
+
+
+def test_an_over_long_store_path_is_one_line_exit_2(tmp_path, capsys):
+    long = tmp_path / ("a" * 300) / "s.sqlite"
+    for argv in (["run", "toy:square", "--store", str(long)], ["report", "--store", str(long)],
+                 ["reproduce", "--only", "toy", "--store", str(long)],
+                 ["reproduce", "--only", "toy", "--store", str(tmp_path / "s.sqlite"), "--out", str(long.parent)]):
+        assert main(argv) == 2
+        line = _err_line(capsys)
+        assert "File name too long" in line and len(line) < 400
+    _nothing_written(tmp_path)
+
+
+def test_a_repeated_only_slug_is_planned_once(tmp_path, capsys):
+    store = str(tmp_path / "s.sqlite")
+    assert main(["reproduce", "--only", "toy", "--dry-run", "--store", store]) == 0
+    once = capsys.readouterr().out.splitlines()[0]
+    assert main(["reproduce", "--only", "toy,toy, toy", "--dry-run", "--store", store]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == once and once.startswith("9 run(s) planned")
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["run", "toy:square", "--address", "127.0.0.1:1"], "only --backend ray uses"),
+    (["reproduce", "--only", "toy", "--address", "auto", "--backend", "local"], "only --backend ray uses"),
+    (["run", "toy:square", "--jobs", "100000"], "core(s) this process may use"),
+    (["sweep", "toy:square", "--set", "x=1,2", "--jobs", "100000", "--backend", "ray"], "give at most --jobs"),
+    (["reproduce", "--only", "toy", "--backend", "ray", "--address", "127.0.0.1:1"], "no Ray cluster answers"),
+])
+def test_refused_options_are_one_line_exit_2_and_write_nothing(argv, expected, tmp_path, capsys):
+    """Everything is checked before anything is created: no store file, no --out or --json folder."""
+    extra = ["--store", str(tmp_path / "new" / "s.sqlite"), "--json", str(tmp_path / "j" / "x.json")]
+    extra += ["--out", str(tmp_path / "out")] if argv[0] == "reproduce" else []
+    assert main([*argv, *extra]) == 2
+    assert expected in _err_line(capsys)
+    _nothing_written(tmp_path)
+
+
+def test_a_refused_store_leaves_no_out_folder_and_a_newer_store_is_refused(tmp_path, capsys):
+    import sqlite3
+
+    from icml24.core.store import SCHEMA_VERSION
+
+    foreign = tmp_path / "foreign.sqlite"
+    with sqlite3.connect(foreign) as con:
+        con.execute("CREATE TABLE runs (id INTEGER, payload TEXT)")
+    newer = tmp_path / "newer.sqlite"
+    with sqlite3.connect(newer) as con:
+        con.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    for store, expected in ((foreign, "other columns"), (newer, "newer than this icml24 reads")):
+        assert main(["reproduce", "--only", "toy", "--store", str(store), "--out", str(tmp_path / "out"),
+                     "--json", str(tmp_path / "j" / "x.json")]) == 2
+        assert expected in _err_line(capsys)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["foreign.sqlite", "newer.sqlite"]
+
+
+def test_missing_data_in_the_default_folder_exits_2_before_any_run(tmp_path, capsys, monkeypatch):
+    """ICML24_DATA unset and ~/.cache/icml24 without the Planetoid files: refused with the path and the fix, instead
+    of one error row per seed."""
+    monkeypatch.delenv("ICML24_DATA", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    store = tmp_path / "s.sqlite"
+    assert main(["run", "rp:alignment", "--store", str(store)]) == 2
+    line = _err_line(capsys)
+    folder = tmp_path / "home" / ".cache" / "icml24" / "Cora" / "raw"
+    assert "rp:alignment needs data that is missing" in line and str(folder) in line
+    assert "ICML24_DATA" in line and "planetoid('cora')" in line
+    assert not store.exists() and not (tmp_path / "home").exists()
+    from icml24.core import registry
+
+    for key in ("rp:accuracy", "gdem:accuracy", "gdem:cross_architecture", "gdem:efficiency"):  # also declared
+        (exp,) = registry.resolve(key)
+        assert exp.missing_data(exp.config()), key
+    (exp,) = registry.resolve("gdem:cross_architecture")
+    assert not exp.missing_data(exp.config(setting="smoke"))  # its smoke setting reads a synthetic graph: no file
+
+
+def test_ctrl_c_in_the_first_moments_of_the_command_is_one_line_and_exit_130():
+    """The console script defers Ctrl-C from its first statement (the package's __init__ imports only os); a Ctrl-C
+    sent at several moments after the interpreter reached our package prints no traceback and exits 130. Reached:
+    -X importtime's line for the package; loading _entry, up to its first statement, follows (a millisecond; the
+    interpreter's own start-up before it is out of any package's reach), then ~20-60 ms of imports it defers."""
+    script = Path(sys.executable).with_name("icml24")
+    command = [sys.executable, "-X", "importtime", *([str(script)] if script.exists() else ["-m", "icml24"])]
+    for delay in (0.01, 0.015, 0.02, 0.03, 0.05, 0.08):
+        proc = subprocess.Popen([*command, "run", "nosuch"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, cwd=ROOT)
+        seen = []
+        while not (seen and seen[-1].split("|")[-1].strip() == "icml24"):  # the package imported: _entry is next
+            line = proc.stderr.readline()
+            assert line, "".join(seen)
+            seen.append(line)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        messages = [line for line in err.splitlines() if line.strip() and not line.startswith("import time:")]
+        assert proc.returncode == 130 and "Traceback" not in err, (delay, proc.returncode, messages)
+        assert messages == ["interrupted: what finished is stored; run the same command again to resume"], messages

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -20,10 +19,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from icml24.core import registry
-from icml24.core.params import check_seed, parse_grid, parse_seeds, type_name
+from icml24.core.params import check_seed, parse_grid, parse_seeds
+from icml24.core.preflight import check_backend, check_data, check_output, check_output_folder
 from icml24.core.registry import Experiment, Paper
-from icml24.core.runner import BACKENDS, CRASHED, plan, run_tasks
-from icml24.core.store import DEFAULT_STORE, RunRecord, Store, config_hash
+from icml24.core.runner import BACKENDS, CRASHED, RAY_WORKER_DIED, plan, run_tasks
+from icml24.core.store import DEFAULT_STORE, RunRecord, Store, check_store, check_writable_folder, config_hash
 from icml24.core.verdicts import ClaimResult, claims_for_tasks, evaluate_paper, null_claims_for_tasks
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -67,32 +67,8 @@ def _seed_list(seed: int | None, seeds: str | None) -> list[int] | None:
     return parse_seeds(seeds) if seeds is not None else None
 
 
-def _check_output(path: Path | None, what: str) -> None:
-    """Fail before any work if an output file cannot be written (its folder is made if missing)."""
-    if path is None:
-        return
-    if path.exists() and path.is_dir():
-        raise ValueError(f"{what} {path} is a folder; give a file name")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ValueError(f"cannot create the folder of {what} {path}: {exc.strerror or exc}") from None
-    if not os.access(path.parent, os.W_OK):
-        raise ValueError(f"cannot write {what} {path}: its folder is not writable")
-
-
-def _check_output_folder(out: Path | None) -> None:
-    """``--out`` must be (or become) a writable folder, checked before any paper is imported."""
-    if out is None:
-        return
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} is a file; give a folder for REPORT.md and report/index.html")
-    _check_output(out / "REPORT.md", "--out")
-    _check_output(out / "report" / "index.html", "--out")
-
-
 class RunsFailed(Exception):
-    """Some runs ended in error (a crash, a NaN, a worker that died twice): the command exits 1 and says so."""
+    """Some runs ended in error (a crash, a NaN, a lost worker): the command exits 1 and says so."""
 
 
 def _print_record(record: RunRecord) -> None:
@@ -140,14 +116,13 @@ def _execute(experiments: list[Experiment], seeds: list[int] | None, full: bool,
              backend: str, jobs: int, address: str | None, force: bool, yes: bool = False,
              dry_run: bool = False) -> tuple[Store | None, list]:
     backend = getattr(backend, "value", backend)  # the Backend choice, or a plain name from a caller
-    if jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+    check_backend(backend, jobs, address)
     count = sum(len(seeds if seeds is not None else exp.default_seeds(setting=exp.setting(full)))
                 * len(grid_for(exp) or [{}]) for exp in experiments)
     if count > MAX_RUNS and not yes:
         raise ValueError(f"{count:,} runs planned, more than {MAX_RUNS:,}: check --seeds/--set, or add --yes to "
                          "run them")
-    _check_output(store_path, "--store")
+    check_store(store_path)  # a foreign, newer or unwritable store is refused before anything is created
     from icml24.data import check_data_root
 
     check_data_root()  # a mistyped ICML24_DATA is answered before any work, not by every run erroring
@@ -156,6 +131,11 @@ def _execute(experiments: list[Experiment], seeds: list[int] | None, full: bool,
     for exp in experiments:
         tasks += plan([exp], seeds, full=full, grid=grid_for(exp), store_folder=store_folder,
                       show_progress=sys.stdout.isatty() and jobs == 1)
+    check_data(tasks)  # the data the planned runs read, not one error row per seed
+    if backend == "ray" and address and not dry_run:  # a dry run plans without joining (or waiting for) a cluster
+        from icml24.core.runner import check_ray_address
+
+        check_ray_address(address)  # probed (and refused) before the store is created
     console.print(f"{len(tasks)} run(s) planned; backend={backend}, jobs={jobs}", highlight=False)
     if dry_run:
         for task in tasks[:20]:
@@ -211,8 +191,12 @@ def _finish(db: Store) -> None:
     failed, planned = getattr(db, "failed", []), getattr(db, "planned", 0)
     db.close()
     if failed:
-        crashed = sum(r.error.startswith(CRASHED) for r in failed)
-        lost = f", {crashed} of them lost their worker process twice (out of memory or killed)" if crashed else ""
+        crashed = [r.error for r in failed if r.error.startswith(CRASHED)]
+        on_ray = sum(RAY_WORKER_DIED in error for error in crashed)  # Ray runs a task once: no "twice" there
+        lost = "".join(f", {n} of them {what}" for n, what in (
+            (len(crashed) - on_ray, "lost their worker process twice (out of memory or killed)"),
+            (on_ray, "lost their Ray worker, which Ray does not retry (out of memory, killed, or its node left)"))
+            if n)
         first = failed[0]
         why = first.error.splitlines()[0] if first.error else "unknown error"
         raise RunsFailed(f"{len(failed)} of {planned} run(s) ended in error{lost}; first: {first.paper}:"
@@ -235,63 +219,109 @@ def _options(version: bool = typer.Option(False, "--version", is_eager=True, cal
 
 @app.command("list", short_help="Papers, experiments, claims and their last verdicts.")
 def list_papers(store: Path = StoreOpt) -> None:
-    """Papers, experiments, claims and the last verdict from the store."""
-    found = papers()
-    results = {}
+    """Papers, experiments, claims and the last verdict from the store.
+
+    Read from the papers' index (icml24/papers/index.json), importing no paper: only those whose verdicts the store
+    can change (current runs stored, or a recorded run) are imported, to judge their claims.
+    """
+    from icml24.core import index
+
+    found = index.entries()
+    results: dict[tuple[str, int], str] = {}
     if store.exists():
         with Store(store) as db:
-            for paper in found.values():
-                for r in evaluate_paper(paper, db):
-                    results[id(r.claim)] = r.verdict.status
-    table = Table(title=f"{len(found)} papers, {sum(len(p.claims) for p in found.values())} claims")
-    for column in ("paper", "experiments", "last verdict", "claim"):
-        table.add_column(column, overflow="fold")
-    for paper in found.values():
-        for i, claim in enumerate(paper.claims or [None]):
-            status = results.get(id(claim), "not run") if claim else "-"
-            table.add_row(paper.slug if i == 0 else "", ", ".join(paper.experiments) if i == 0 else "",
-                          f"[{_VERDICT_STYLE.get(status, 'dim')}]{status}[/]", claim.text if claim else "(no claims)",
-                          end_section=i == max(len(paper.claims), 1) - 1)
-    console.print(table)
+            for slug in index.judged(found, db):
+                try:
+                    paper = registry.get_paper(slug)
+                except ValueError:  # recorded in registry.BROKEN: warned below
+                    continue
+                for number, r in enumerate(evaluate_paper(paper, db), 1):
+                    results[(slug, number)] = r.verdict.status
+    console.print(_papers_table(found, results))
     for module, why in registry.BROKEN.items():
-        err_console.print(f"[yellow]warning:[/] {module} failed to import: {why}", highlight=False)
+        err_console.print(f"[yellow]warning:[/] {module} failed to import: {escape(why)}", highlight=False)
+
+
+_WIDE_CLAIM = 40  # list shows each claim's experiment only where the claim's column keeps at least this width
+
+
+def _papers_table(found: dict[str, dict], results: dict[tuple[str, int], str]) -> Table:
+    """One row per claim (its id within the paper, its last verdict, its text cut to the console's width)."""
+    from rich import box
+
+    rows = []  # paper (first row only), experiment, id, verdict, text, last row of its paper
+    for slug, info in found.items():
+        claims = info["claims"] or [None]
+        for i, claim in enumerate(claims):
+            if claim is None:
+                rows.append((slug, ", ".join(e["name"] for e in info["experiments"]), "", "-", "(no claims)", True))
+                continue
+            status = results.get((slug, claim["id"]), "not run")
+            rows.append((slug if i == 0 else "", claim["experiment"], str(claim["id"]), status, claim["text"],
+                         i == len(claims) - 1))
+    widths = [max([len(r[k]) for r in rows] + [len(head)]) for k, head in enumerate(("paper", "experiment", "#",
+                                                                                      "verdict"))]
+    # SIMPLE_HEAD: one space at each edge and a padding of 1 on either side of each column
+    narrow_claim = console.width - (widths[0] + widths[2] + widths[3]) - (3 * 4 + 1)
+    with_experiment = narrow_claim - widths[1] - 3 >= _WIDE_CLAIM
+    claim_width = max(10, narrow_claim - (widths[1] + 3 if with_experiment else 0))
+    n_claims = sum(len(info["claims"]) for info in found.values())
+    table = Table(title=f"{len(found)} papers, {n_claims} claims", box=box.SIMPLE_HEAD,
+                  caption=None if with_experiment else "each claim's experiment and whole text: icml24 show SLUG")
+    table.add_column("paper", width=widths[0], no_wrap=True)
+    if with_experiment:
+        table.add_column("experiment", width=widths[1], no_wrap=True)
+    table.add_column("#", width=widths[2], no_wrap=True, justify="right")
+    table.add_column("verdict", width=widths[3], no_wrap=True)
+    table.add_column("claim", width=claim_width, no_wrap=True, overflow="ellipsis")
+    for paper, experiment, number, status, text, last in rows:
+        cells = [paper] + ([experiment] if with_experiment else []) + [
+            number, f"[{_VERDICT_STYLE.get(status, 'dim')}]{status}[/]", escape(text)]
+        table.add_row(*cells, end_section=last)
+    return table
 
 
 @app.command(short_help="One paper: authors, code, deviations, claims, nulls.")
 def show(slug: str) -> None:
-    """The paper record: authors, code, deviations, experiments and claims."""
-    paper = registry.get_paper(slug)  # imports only the paper named: a typo is answered from file names
-    console.print(f"[bold]{paper.slug}[/]: {paper.title}")
-    console.print(f"{paper.authors} — {paper.venue}  {paper.code}", highlight=False)
-    if paper.summary:
-        console.print(paper.summary)
-    from icml24.core.locations import method_locations
+    """The paper record: authors, code, deviations, experiments and claims.
 
-    locations = method_locations(paper)
-    if locations:
+    Read from the papers' index, importing no paper unless its module changed since the index was written.
+    """
+    from icml24.core import index
+
+    info = index.entry(slug)  # a typo is answered from file names
+    console.print(f"[bold]{info['slug']}[/]: {escape(info['title'])}")
+    console.print(escape(f"{info['authors']} — {info['venue']}  {info['code']}"), highlight=False)
+    if info["extras"]:
+        console.print(escape(f"Install: pip install 'icml24[{','.join(info['extras'])}]'"), highlight=False)
+    if info["summary"]:
+        console.print(escape(info["summary"]))
+    if info["locations"]:
         console.print("\n[bold]Where the method lives[/] (the field modules its experiments use)")
-        for home, names in locations.items():
+        for home, names in info["locations"].items():
             console.print(escape(f"  {home}: {', '.join(names)}"), highlight=False)
-    if paper.deviations:
+    if info["deviations"]:
         console.print("\n[bold]Deviations from the paper[/]")
-        for d in paper.deviations:
-            console.print(f"  - {d}", highlight=False)
+        for d in info["deviations"]:
+            console.print(escape(f"  - {d}"), highlight=False)
     console.print("\n[bold]Experiments[/]")
-    for exp in paper.experiments.values():
-        params = escape(", ".join(f"{k}: {type_name(t)}" for k, t in exp.parameters().items()))
-        console.print(f"  {exp.name}({params})  {exp.doc.splitlines()[0] if exp.doc else ''}", highlight=False)
+    for exp in info["experiments"]:
+        params = ", ".join(f"{k}: {kind}" for k, kind in exp["parameters"].items())
+        console.print(escape(f"  {exp['name']}({params})  {exp['doc']}"), highlight=False)
         for name in ("quick", "full"):
-            console.print(escape(f"    {name} ({exp.seeds[name]} seed(s)): {getattr(exp, name)}"), highlight=False)
+            console.print(escape(f"    {name} ({exp['seeds'][name]} seed(s)): {exp['settings'][name]}"),
+                          highlight=False)
     console.print("\n[bold]Claims[/]")
-    for c in paper.claims:
-        null = c.resolved_null
-        against = f"; null: {null.label} {null.overrides}" if null else "; no null declared"
-        console.print(escape(f"  - {c.text}  (paper: {c.paper}; experiment: {c.experiment.name}{against})"),
-                      highlight=False)
-    if paper.regimes:
+    for c in info["claims"]:
+        null = c["null"]
+        against = f"; null: {null['label']} {null['overrides']}" if null else "; no null declared"
+        text = f"  #{c['id']} {c['text']}  (paper: {c['paper']}; experiment: {c['experiment']}{against})"
+        console.print(escape(text), highlight=False)
+    if info["regimes"]:
         console.print("\n[bold]Regime and property measurements[/] (shown beside the verdicts, never a verdict)")
-        for m in paper.regimes:
-            console.print(escape(f"  - {m.text}  ({', '.join(m.metrics)} of {m.experiment.name})"), highlight=False)
+        for m in info["regimes"]:
+            console.print(escape(f"  - {m['text']}  ({', '.join(m['metrics'])} of {m['experiment']})"),
+                          highlight=False)
 
 
 @app.command(short_help="Run one paper (or experiment) and check its claims.")
@@ -316,7 +346,7 @@ def run(target: str = typer.Argument(..., help="SLUG or SLUG:EXPERIMENT"),
         if without:
             console.print(f"no null declared (skipped): {', '.join(without)}", highlight=False)
         grids = {e.key: _null_grid(e, grids.get(e.key)) for e in experiments}
-    _check_output(json_out, "--json")
+    check_output(json_out, "--json")
     db, tasks = _execute(experiments, seed_list, full, lambda e: grids.get(e.key), store, backend, jobs, address,
                          force, yes, dry_run)
     if db is None:
@@ -348,7 +378,7 @@ def reproduce(full: bool = FullOpt,
                                          "under a fifth of the experiment), shown beside each claim.")) -> None:
     """Every experiment of every paper (resuming what is stored), its cheap nulls, then the report."""
     if only is not None:
-        slugs = [s.strip() for s in only.split(",") if s.strip()]
+        slugs = list(dict.fromkeys(s.strip() for s in only.split(",") if s.strip()))  # a repeated slug runs once
         if not slugs:
             raise ValueError("--only names no paper; write e.g. --only rp,e4 (or leave it out for every paper)")
         found = {slug: registry.get_paper(slug) for slug in slugs}
@@ -357,8 +387,8 @@ def reproduce(full: bool = FullOpt,
         slugs = list(found)
     experiments = [exp for slug in slugs for exp in found[slug].experiments.values()]
     seed_list = _seed_list(None, seeds)
-    _check_output(json_out, "--json")
-    _check_output_folder(out)
+    check_output(json_out, "--json")
+    check_output_folder(out)
     def grid_for(exp: Experiment) -> list[dict] | None:
         cheap = _null_grid(exp, None, cheap_only=True) if nulls else []
         return [{}, *cheap] if cheap else None
@@ -378,9 +408,10 @@ def report(store: Path = StoreOpt,
            out: Path | None = typer.Option(None, "--out", help="Folder for REPORT.md and report/index.html.")
            ) -> None:
     """Write REPORT.md and report/index.html from the store."""
+    check_writable_folder(store, "--store")  # first: a name too long for the file system is one line
     if not store.exists():
         raise FileNotFoundError(f"no results store at {store}; run `icml24 reproduce` first or pass --store")
-    _check_output_folder(out)
+    check_output_folder(out)
     with Store(store) as db:
         _report(papers(), db, out or db.folder)
 
@@ -408,7 +439,7 @@ def sweep(target: str = typer.Argument(..., help="SLUG:EXPERIMENT"),
     exp = experiments[0]
     grid = parse_grid(exp, set_, allow_lists=True)
     seed_list = _seed_list(None, seeds)
-    _check_output(json_out, "--json")
+    check_output(json_out, "--json")
     db, tasks = _execute([exp], seed_list, full, lambda e: grid, store, backend, jobs, address, force, yes, dry_run)
     if db is None:
         return
@@ -425,8 +456,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: user errors become one red line on stderr and exit status 2."""
     try:
         result = app(args=argv, prog_name="icml24", standalone_mode=False)
-    except (ValueError, FileNotFoundError) as exc:
-        err_console.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+    except (ValueError, FileNotFoundError) as exc:  # escaped: "pip install 'icml24[graph]'" is text, not markup
+        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2
     except (click.exceptions.UsageError, _typer_click.UsageError) as exc:
         err_console.print(f"[red]error:[/] {exc.format_message()}", highlight=False, soft_wrap=True)

@@ -136,3 +136,32 @@ def test_the_stopping_record_says_when_e4_committed_and_whether_the_cap_bound():
     run = run_batched(E4(), hard, 20_000, random_state=100)
     assert not run.info["chernoff_passed"] and run.info["cap_binding_arms"] >= 1
     assert run.info["commit_batch"] == 0 or 3 <= run.info["commit_batch"] <= run.num_batches  # after elimination
+
+
+class _FixedEstimate:
+    """Stands in for the ridge estimate so that the elimination rule sees exact means: ``theta`` never moves."""
+
+    def __init__(self, theta):
+        self.theta = np.asarray(theta, dtype=float)
+
+    def add(self, arm_sequence, rewards):
+        pass
+
+
+@pytest.mark.parametrize("rate, level", [("minimax", 0), ("minimax", 1), ("minimax", 3), ("instance", 2)])
+def test_elimination_drops_exactly_the_arms_more_than_two_eps_below_the_best(rate, level):
+    """Alg. 1 step 4: after elimination batch l, keep the arms whose estimated mean is within 2 eps_l of the best,
+    eps_l = sqrt(d log(K T^2) / T_l). A gap between eps_l and 2 eps_l survives; a gap above 2 eps_l goes."""
+    horizon, dim = 100_000, 2
+    gaps_in_eps = np.array([0.0, 0.5, 1.5, 2 * (1 - 1e-9), 2 * (1 + 1e-9), 2.5, 4.0])
+    e4 = E4(rate=rate)
+    num_arms = gaps_in_eps.size
+    budget = {"minimax": horizon ** (1 - 2.0 ** -level), "instance": 4.0 ** level * dim * np.log(num_arms * horizon**2)}
+    t_l = np.log(horizon) ** 2 if level == 0 else budget[rate]  # batch 3 is T_3 = (log T)^{1 + gamma}, gamma = 1
+    eps = np.sqrt(dim * np.log(num_arms * horizon**2) / t_l)
+    arms = np.column_stack([1.0 - gaps_in_eps * eps, np.zeros(num_arms)])  # theta = e_1: the mean is the first entry
+    e4.reset(arms, horizon, np.random.default_rng(0))
+    e4.phase_, e4.level_, e4.stats_ = "eliminate", level, _FixedEstimate([1.0, 0.0])
+    e4.update(np.array([], dtype=np.int64), np.array([]))
+    np.testing.assert_array_equal(e4.active_, [0, 1, 2, 3])  # 0.5, 1.5 and just under 2 eps_l survive
+    assert e4.level_ == level + 1 and e4.info_["elimination_batches"] == 1 and e4.phase_ == "eliminate"

@@ -255,3 +255,35 @@ def test_runs_side_by_side_share_the_cores_and_a_declared_cap_stays(toy, tmp_pat
     assert pooled == [1, 1, 1]  # three at once on four cores: one thread each
     (task,) = plan([toy.coin], [0], store_folder=tmp_path)
     assert execute(runner.replace(task, threads=4)).metrics["threads"] == 1.0  # coin declares threads=1
+
+
+def test_a_ray_worker_that_dies_is_reported_as_lost_once_not_twice(tmp_path):
+    """Ray runs a task once (max_retries=0): its lost worker is not "died twice" as a pool worker's is."""
+    db = tmp_path / "ray-die.sqlite"
+    proc = _cli("run", "toy:die", "--seeds", "1", "--backend", "ray", "--store", str(db),
+                env_extra={"RAY_DISABLE_USAGE_STATS": "1"})
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 1, out + err
+    with sqlite3.connect(db) as con:
+        (error,) = con.execute("SELECT error FROM runs WHERE status='error'").fetchone()
+    assert error.startswith("worker crashed: its Ray worker died, not retried") and "twice" not in error
+    assert "1 of 1 run(s) ended in error, 1 of them lost their Ray worker, which Ray does not retry" in err
+    assert "twice" not in err and "Traceback" not in err
+
+
+def test_without_an_address_the_command_starts_a_ray_of_its_own(tmp_path):
+    """A head killed with -9 leaves /tmp/ray/ray_current_cluster behind, and a bare ray.init() joined that address
+    (then refused num_cpus); the command's own Ray is asked for by address="local"."""
+    import shutil
+    import tempfile
+
+    temp = Path(tempfile.mkdtemp(prefix="r", dir="/tmp"))  # short: Ray's socket paths must stay under 107 characters
+    try:
+        (temp / "ray").mkdir()
+        (temp / "ray" / "ray_current_cluster").write_text("127.0.0.1:1")
+        proc = _cli("run", "toy:square", "--seeds", "0", "--backend", "ray", "--store", str(tmp_path / "s.sqlite"),
+                    env_extra={"RAY_TMPDIR": str(temp), "RAY_DISABLE_USAGE_STATS": "1"})
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, out + err
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)

@@ -73,3 +73,13 @@ def test_split_random_state_int_is_the_official_seed_and_generators_are_accepted
 def test_split_rejects_small_classes():
     with pytest.raises(ValueError, match="fewer than"):
         cert_split(np.array([0] * 10 + [1] * 200), n_per_class=50)
+
+
+def test_cert_missing_names_each_missing_file(tmp_path):
+    from icml24.data import cert_graph_file, cert_missing, cert_votes_file
+
+    files = [cert_graph_file("cora"), cert_votes_file("cora_ml")]
+    assert files == ["cora_ml.npz", "cora_ml_gcn_votes_pe0.9_pn0.8.npz"]
+    assert cert_missing(files) == []  # the shared data folder holds them
+    lines = cert_missing(files, root=tmp_path)
+    assert len(lines) == 2 and all(str(tmp_path / "collective-cert") in line for line in lines)

@@ -101,3 +101,12 @@ def test_a_relative_data_folder_that_names_nothing_says_where_it_looked(tmp_path
     assert str((tmp_path.parent / "no-such-data").resolve()) in str(refused.value)
     with pytest.raises(FileNotFoundError, match=re.escape(str((tmp_path.parent / "no-such-data").resolve()))):
         planetoid("cora")
+
+
+def test_planetoid_missing_only_checks_and_says_where_and_how(tmp_path):
+    from icml24.data import planetoid_missing
+
+    assert planetoid_missing(["cora", "CiteSeer", "csbm"]) == []  # the shared data has both; csbm needs no file
+    lines = planetoid_missing(["cora", "csbm", "citeseer"], root=tmp_path)
+    assert len(lines) == 2 and str(tmp_path / "Cora" / "raw") in lines[0] and "planetoid('citeseer')" in lines[1]
+    assert not any(tmp_path.iterdir())  # nothing created, nothing downloaded

@@ -10,10 +10,13 @@ saturation (block maxima that the floor rule puts above 6), all-zero blocks and 
 bfloat16 input, and the tiny blocks (amax about 5e-39 to 2e-38) where torchao divides by 2**-126 (its scale
 clamped to the smallest normal) but multiplies back by the stored 2**-127: there ours (the stored scale both
 ways, as the OCP spec reads) differs, and the case records both.
+The fixture's ref_* cases (BiE, BFP, INT, MXFP4 against an independent reference) come from
+tools/parity/record_bie_reference.py; this script keeps them as they are.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 
@@ -24,6 +27,9 @@ sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent))
 from _record import commit_of, official_copy, write_fixture  # noqa: E402
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
+REFERENCE_NOTE = (" Cases named ref_* (BiE, BFP, INT, MXFP4) are not torchao's: tools/parity/record_bie_reference.py "
+                  "computes them from the formats' definitions in exact arithmetic (no official BiE code is public); "
+                  "each says so in 'reference'.")
 
 
 def _official(x: torch.Tensor) -> tuple[torch.Tensor, float]:
@@ -90,10 +96,12 @@ def main() -> None:
                                   "(the smallest normal) but dequantizes with the stored E8M0 code 2**-127, so its "
                                   "values are half the grid; ours uses the stored scale both ways (OCP MX v1.0)")
         cases.append(entry)
-    write_fixture("bie", "pytorch/ao", commit_of(path), cases, third_party=True,
+    fixture = ROOT / "tests" / "parity" / "bie.json"  # keep the ref_* cases of tools/parity/record_bie_reference.py
+    kept = [c for c in json.loads(fixture.read_text())["cases"] if "reference" in c] if fixture.exists() else []
+    write_fixture("bie", "pytorch/ao", commit_of(path), cases + kept, third_party=True,
                   notes="No official BiE code exists; torchao v0.18.0 (PyPI wheel, tag v0.18.0) is the MXFP4 peer. "
                         "Values are quantize-then-dequantize outputs, exact (tolerance 0). Where ours differs (tiny "
-                        "blocks), 'ours' holds our values.")
+                        "blocks), 'ours' holds our values." + (REFERENCE_NOTE if kept else ""))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,9 @@
 """icml24.agents: multi-agent infectious jailbreak (Gu et al., "Agent Smith", ICML 2024)."""
 
+from icml24._extras import require
 from icml24._lazy import lazy_exports
+
+require("agents")  # the modules of icml24[agents] are installed, or an ImportError names the extra
 
 # exported name -> submodule that defines it
 _EXPORTS: dict[str, str] = {

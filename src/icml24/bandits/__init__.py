@@ -1,6 +1,9 @@
 """icml24.bandits: methods (no printing, no file I/O beyond what the caller asks)."""
 
+from icml24._extras import require
 from icml24._lazy import lazy_exports
+
+require("bandits")  # the modules of icml24[bandits] are installed, or an ImportError names the extra
 
 # exported name -> submodule that defines it; each method adds its own line(s)
 _EXPORTS: dict[str, str] = {

@@ -1,6 +1,9 @@
 """icml24.causal: score-based causal discovery with learned kernels (Wang et al., ICML 2024)."""
 
+from icml24._extras import require
 from icml24._lazy import lazy_exports
+
+require("causal")  # the modules of icml24[causal] are installed, or an ImportError names the extra
 
 # exported name -> submodule that defines it
 _EXPORTS: dict[str, str] = {

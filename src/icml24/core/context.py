@@ -156,10 +156,12 @@ class Context:
 def _isolated_build(build: Callable[[Context], T], key: dict[str, Any], parent: Context) -> T:
     """Run ``build`` under its own seed and give the global generators back as they were, so a run that builds
     and a run that loads from the cache continue with the same random state."""
-    import torch
-
+    try:
+        from torch.random import fork_rng
+    except ImportError:  # no torch here (a field without it): there is no torch state to keep
+        fork_rng = contextlib.nullcontext
     python_state, numpy_state = random.getstate(), np.random.get_state()
-    with torch.random.fork_rng():
+    with fork_rng():
         try:
             builder = Context(seed=int(key.get("seed", 0)), full=parent.full, show_progress=parent.show_progress,
                               log=parent.logger)
@@ -175,9 +177,14 @@ def limit_threads(threads: int = 1) -> Iterator[None]:
     if threads <= 0:
         yield
         return
-    import torch
     from threadpoolctl import threadpool_limits
 
+    try:
+        import torch
+    except ImportError:  # a field without torch (icml24[sdr], icml24[bandits]): the BLAS threads only
+        with threadpool_limits(threads):
+            yield
+        return
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
@@ -212,6 +219,6 @@ def seed_everything(seed: int) -> None:
     np.random.seed(seed % 2**32)
     try:
         import torch
-    except ImportError:  # pragma: no cover - torch is a base dependency
+    except ImportError:  # a field without torch (icml24[sdr], icml24[bandits])
         return
     torch.manual_seed(seed)

@@ -101,7 +101,8 @@ def write_record(store: Store, exp: Experiment, seeds: list[int], command: str, 
     if not rows:
         raise ValueError(f"{store.path} holds no run of {exp.key} at seed(s) {seeds}")
     newest = rows[-1]
-    chosen = {r.seed: r for r in rows if r.config_hash == newest.config_hash and r.code_version == newest.code_version}
+    chosen = {r.seed: r for r in rows if r.config_hash == newest.config_hash and r.code_version == newest.code_version
+              and r.mode == newest.mode}
     missing = [s for s in seeds if s not in chosen or chosen[s].status != "ok"]
     if missing:
         raise ValueError(f"seed(s) {missing} of {exp.key} have no ok run with the newest run's configuration and code")

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from icml24._extras import import_failure
 from icml24._signals import sigint_deferred
 
 
@@ -87,6 +88,7 @@ class Experiment:
     threads: int = 0
     summarize: Callable[[list[dict[str, float]]], dict[str, float]] | None = None
     null: Null | None = None  # the default null of the claims resting on this experiment
+    data: Callable[[dict[str, Any]], list[str]] | None = None  # the data a configuration needs that is missing
 
     @property
     def name(self) -> str:
@@ -153,6 +155,11 @@ class Experiment:
                 found.setdefault(claim.resolved_null.key, claim.resolved_null)
         return list(found.values())
 
+    def missing_data(self, config: dict[str, Any]) -> list[str]:
+        """What a run of ``config`` needs on disk and does not find, one line each saying where and how to get it
+        (from the ``data=`` declaration; empty when the experiment needs no files or all are there)."""
+        return list(self.data(config)) if self.data is not None else []
+
     def default_seeds(self, full: bool = False, setting: str | None = None) -> list[int]:
         """The seeds the runner plans for a setting when the user gives none: 0..n-1."""
         return list(range(self.seeds[self.setting(full, setting)]))
@@ -177,13 +184,16 @@ def _split_seeds(where: str, setting: dict[str, Any] | None, default: int) -> tu
 def experiment(paper: Paper, quick: dict[str, Any] | None = None, full: dict[str, Any] | None = None,
                smoke: dict[str, Any] | None = None, threads: int = 0,
                summarize: Callable[[list[dict[str, float]]], dict[str, float]] | None = None,
-               null: Null | None = None):
+               null: Null | None = None, data: Callable[[dict[str, Any]], list[str]] | None = None):
     """Register ``fn`` as an experiment of ``paper``; ``fn(ctx, **params)`` computes one seed.
 
     ``quick`` must finish in about 3 minutes on 2 CPU cores; ``full`` is the paper-scale setting; ``smoke`` is
     a seconds-long setting the test suite runs for every experiment. Each may hold ``"seeds": n`` (quick: 1 by
     default; full: the quick number; smoke: 1). ``threads`` caps torch/BLAS threads per run (0: unchanged).
     ``null`` is the :class:`Null` its claims are run against unless a claim names its own.
+    ``data(config) -> list[str]`` declares the files a configuration reads: it returns one line per missing one
+    (where it was looked for and how to get it), so the command refuses a run before any work instead of storing
+    an error row per seed; it only checks, never downloads.
     The decorated object stays callable as ``fn(ctx, **params)``.
     """
 
@@ -197,7 +207,7 @@ def experiment(paper: Paper, quick: dict[str, Any] | None = None, full: dict[str
         smoke_config, smoke_seeds = _split_seeds(f"{where} smoke", smoke, 1) if smoke is not None else (None, 1)
         exp = Experiment(paper=paper, fn=fn, quick=quick_config, full=full_config, smoke=smoke_config,
                          seeds={"quick": quick_seeds, "full": full_seeds, "smoke": smoke_seeds}, threads=int(threads),
-                         summarize=summarize, null=null)
+                         summarize=summarize, null=null, data=data)
         if null is not None and not isinstance(null, Null):
             raise TypeError(f"{where}: null must be a Null(label, overrides), got {type(null).__name__}")
         if null is not None:
@@ -342,7 +352,7 @@ def discover(package: str = "icml24.papers") -> dict[str, Paper]:
             with sigint_deferred():  # an interrupt mid-import could surface as an error and mark the paper broken
                 register_module(importlib.import_module(info.name))
         except Exception as exc:  # a broken paper module must not hide the others
-            BROKEN[info.name] = f"{type(exc).__name__}: {exc}"
+            BROKEN[info.name] = import_failure(exc, info.name)
     return registered()
 
 
@@ -389,7 +399,7 @@ def get_paper(slug: str) -> Paper:
         with sigint_deferred():
             paper = register_module(importlib.import_module(modules[slug]))
     except Exception as exc:
-        BROKEN[modules[slug]] = f"{type(exc).__name__}: {exc}"
+        BROKEN[modules[slug]] = import_failure(exc, modules[slug])
         raise ValueError(f"paper {slug!r} failed to import: {BROKEN[modules[slug]]}") from exc
     if paper is None or paper.slug != slug:
         raise ValueError(f"module {modules[slug]} does not declare the paper {slug!r} (its PAPER.slug must match)")

@@ -5,11 +5,14 @@ from __future__ import annotations
 import datetime as dt
 import html
 import os
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote, urlsplit
 
 from icml24.core.registry import Experiment, Paper, Regime
+from icml24.core.report_figures import FigureSet, seed_figures, write_figure_set
 from icml24.core.store import RunRecord, Store
 from icml24.core.summary import parity_text, plot_verdict_matrix, summarize
 from icml24.core.sweeps import SweepPoint, plot_sweep, sweep_points, swept_axis
@@ -31,9 +34,9 @@ class ExperimentSection:
     experiment: Experiment
     name: str
     doc: str
-    mode: str
+    mode: str  # the setting the runs were made with, as stored with them
     records: list[RunRecord]
-    figures: list[Path]
+    figures: list[FigureSet]  # every seed's figures, by name; the report shows each seed (write_figure_set)
     sweeps: list[SweepPoint]
 
 
@@ -62,7 +65,7 @@ def collect(papers: dict[str, Paper], store: Store, full: bool | None = None) ->
         for exp in paper.experiments.values():
             mode, records = canonical_records(store, exp, full)
             ok = [r for r in records if r.status == "ok"]
-            figures = [p for p in (_find(f, store.folder) for f in (ok[0].figures if ok else [])) if p is not None]
+            figures = seed_figures(ok, store.folder)
             experiments.append(ExperimentSection(exp, exp.name, exp.doc.splitlines()[0] if exp.doc else "", mode,
                                                  ok or records, figures, sweep_points(store, exp)))
         sections.append(PaperSection(paper, evaluate_paper(paper, store, full), experiments,
@@ -87,24 +90,6 @@ def _regime_row(regime: Regime, store: Store, full: bool | None) -> RegimeRow:
         std = summary.get(f"{key}_std")
         parts.append(f"{key} = {fmt(summary[key])}" + (f" ± {fmt(std)}" if std else ""))
     return RegimeRow(regime, mode, ", ".join(parts))
-
-
-def _find(figure: str, store_folder: Path) -> Path | None:
-    """A stored figure path, read from the store's own folder when it was relative or the results moved.
-
-    Only a file inside the store's ``runs/`` folder is ever returned (and so copied into the report): a crafted
-    store row cannot make the report copy another file.
-    """
-    runs = (store_folder / "runs").resolve()
-    path = Path(figure)
-    candidates = [path]
-    if "runs" in path.parts:
-        candidates.append(store_folder.joinpath(*path.parts[len(path.parts) - path.parts[::-1].index("runs") - 1:]))
-    for candidate in candidates:
-        resolved = candidate.resolve()
-        if resolved.is_file() and resolved.is_relative_to(runs):
-            return resolved
-    return None
 
 
 def sweep_rows(points: list[SweepPoint]) -> list[tuple[str, int, str]]:
@@ -172,26 +157,23 @@ def write_report(papers: dict[str, Paper], store: Store, out: str | Path = "resu
         shutil.rmtree(figure_dir)
     figure_dir.mkdir(parents=True, exist_ok=True)
     sections = collect(papers, store, full)
-    copied: dict[Path, str] = {}
     for section in sections:
         for exp in section.experiments:
-            for figure in exp.figures:
-                name = f"{section.paper.slug}-{exp.name}-{figure.name}"
-                shutil.copyfile(figure, figure_dir / name)
-                copied[figure] = f"figures/{name}"
+            for figures in exp.figures:
+                write_figure_set(figures, figure_dir, f"{section.paper.slug}-{exp.name}", len(exp.records))
+            exp.figures = [f for f in exp.figures if f.file]
             axis = swept_axis(exp.sweeps)
             if axis is not None:
                 plotted = plot_sweep(exp.sweeps, axis, figure_dir / f"{section.paper.slug}-{exp.name}-sweep-{axis}.png")
                 if plotted is not None:
-                    exp.figures.append(plotted)
-                    copied[plotted] = f"figures/{plotted.name}"
+                    exp.figures.append(FigureSet(plotted.name, file=f"figures/{plotted.name}", caption=f"the sweep "
+                                                 f"over {axis}: what each configuration's claims measured"))
     matrix = plot_verdict_matrix([(sec.paper.slug, sec.claims) for sec in sections], figure_dir / "verdicts.png")
-    if matrix is not None:
-        copied[matrix] = "figures/verdicts.png"
+    links = _Links(out)
     md_path = out / "REPORT.md"
     html_path = html_dir / "index.html"
-    _write_atomically(md_path, _markdown(sections, copied, matrix))  # a killed report leaves the old one
-    _write_atomically(html_path, _html(sections, copied, matrix))
+    _write_atomically(md_path, _markdown(sections, links, matrix))  # a killed report leaves the old one
+    _write_atomically(html_path, _html(sections, links, matrix))
     return md_path, html_path
 
 
@@ -209,13 +191,79 @@ def _counts(sections: list[PaperSection]) -> dict[str, int]:
     return counts
 
 
-def _docs_link(slug: str, html: bool = False) -> str:
-    """A paper's page in the user guide, relative to the report in the repository's ``results/`` folder: the
-    markdown source from REPORT.md, the built site (``make docs``) from report/index.html."""
-    return f"../../site/papers/{slug}/index.html" if html else f"../docs/papers/{slug}.md"
+_REPOSITORY = Path(__file__).resolve().parents[3]  # the checkout (src/icml24/core/report.py); no docs when installed
 
 
-def _markdown(sections: list[PaperSection], copied: dict[Path, str], matrix: Path | None = None) -> str:
+class _Links:
+    """Where a paper's user-guide page is, seen from the report written into ``out``: the site's ``site_url`` from
+    mkdocs.yml when one is configured, else a path relative to ``out`` (REPORT.md: the markdown source; index.html:
+    the built site of ``make docs`` when it exists, else the source); no link when the checkout has no page."""
+
+    def __init__(self, out: Path, repository: Path = _REPOSITORY):
+        self.out = Path(os.path.abspath(out))
+        self.repository = repository
+        self.site_url = _site_url(repository / "mkdocs.yml")
+
+    def docs(self, slug: str, html: bool = False) -> str | None:
+        source = self.repository / "docs" / "papers" / f"{slug}.md"
+        if not source.is_file():
+            return None
+        if self.site_url:
+            return f"{self.site_url.rstrip('/')}/papers/{quote(slug)}/"
+        built = self.repository / "site" / "papers" / slug / "index.html"
+        target = built if html and built.is_file() else source
+        start = self.out / "report" if html else self.out
+        return quote(Path(os.path.relpath(target, start)).as_posix())
+
+
+def _site_url(mkdocs: Path) -> str | None:
+    """mkdocs.yml's ``site_url`` when it is an http(s) URL (read as text: the file holds tags yaml would refuse)."""
+    try:
+        text = mkdocs.read_text()
+    except OSError:
+        return None
+    found = re.search(r"^site_url:\s*['\"]?([^'\"\s#]+)", text, re.MULTILINE)
+    return found.group(1) if found and _is_url(found.group(1)) else None
+
+
+_URL = re.compile(r"https?://[^\s<>\"'()\[\]{},;|`]+")
+
+
+def _is_url(text: str) -> bool:
+    """An absolute http(s) URL with a host and nothing a link must not hold (spaces, quotes, brackets)."""
+    parts = urlsplit(text)
+    return parts.scheme in ("http", "https") and bool(parts.netloc) and _URL.fullmatch(text) is not None
+
+
+def _url_pieces(text: str) -> list[tuple[str, bool]]:
+    """``text`` cut into (piece, is_url): the http(s) URLs it holds (trailing punctuation left out) and the rest."""
+    pieces, at = [], 0
+    for found in _URL.finditer(text):
+        url = found.group(0).rstrip(".:!?")
+        if not _is_url(url):
+            continue
+        pieces += [(text[at:found.start()], False), (url, True)]
+        at = found.start() + len(url)
+    return [(piece, is_url) for piece, is_url in [*pieces, (text[at:], False)] if piece]
+
+
+def _code_md(code: str) -> str:
+    """The paper's code field in Markdown: each URL in it a link, the rest text (escaped)."""
+    return "".join(f"[{_md_cell(p)}]({p})" if is_url else _md_cell(p) for p, is_url in _url_pieces(code))
+
+
+def _code_html(code: str) -> str:
+    """The code field in HTML: a field that is one URL is a "code" link; else its text with each URL in it a link."""
+    esc = html.escape
+    if _is_url(code):
+        return f" <a href='{esc(code)}'>code</a>"
+    text = "".join(f"<a href='{esc(p)}'>{esc(p)}</a>" if is_url else esc(p) for p, is_url in _url_pieces(code))
+    return f" Code: {text}" if text else ""
+
+
+def _markdown(sections: list[PaperSection], links: _Links, matrix: Path | None = None) -> str:
+    """REPORT.md. Every text from the store or a paper goes through ``_md_cell`` (HTML and Markdown escaped)."""
+    md = _md_cell
     counts = _counts(sections)
     nulls = null_counts(sections)
     lines = [
@@ -233,12 +281,12 @@ def _markdown(sections: list[PaperSection], copied: dict[Path, str], matrix: Pat
         "",
         "| paper | claims | nulls (should fail) | parity with the official code | sections |",
         "|---|---|---|---|---|",
-        *[f"| {sec.paper.slug} | {summary.claims_text()} | {summary.nulls_text()} | {parity_text(sec.paper.slug)} | "
-          f"[results](#{_anchor(sec.paper)}) · "
-          f"[docs]({_docs_link(sec.paper.slug)}) |" for sec in sections
-          for summary in [summarize(sec.paper, sec.claims)]],
+        *[f"| {md(sec.paper.slug)} | {md(summary.claims_text())} | {md(summary.nulls_text())} | "
+          f"{md(parity_text(sec.paper.slug))} | [results](#{_anchor(sec.paper)})"
+          + (f" · [docs]({docs})" if docs else "") + " |" for sec in sections
+          for summary, docs in [(summarize(sec.paper, sec.claims), links.docs(sec.paper.slug))]],
         "",
-        *([f"![verdict matrix](report/{copied[matrix]})", ""] if matrix is not None else []),
+        *(["![verdict matrix](report/figures/verdicts.png)", ""] if matrix is not None else []),
         "## Every claim",
         "",
         "| paper | claim | paper reports | we measured | verdict | null (should fail) | mode | seeds | time (s) |",
@@ -247,29 +295,30 @@ def _markdown(sections: list[PaperSection], copied: dict[Path, str], matrix: Pat
     for section in sections:
         for r in section.claims:
             lines.append(
-                f"| {section.paper.slug} | {_md_cell(r.claim.text)} | {_md_cell(r.claim.paper)} | "
-                f"{_md_cell(measured_text(r))} | {_BADGE[r.verdict.status]} | {_md_cell(null_text(r))} | "
-                f"{r.mode or '-'} | {r.num_seeds} | {r.seconds:.1f} |"
+                f"| {md(section.paper.slug)} | {md(r.claim.text)} | {md(r.claim.paper)} | "
+                f"{md(measured_text(r))} | {_BADGE[r.verdict.status]} | {md(null_text(r))} | "
+                f"{md(r.mode or '-')} | {r.num_seeds} | {r.seconds:.1f} |"
             )
     for section in sections:
         paper = section.paper
-        lines += ["", f"## {paper.slug}: {paper.title}", ""]
+        lines += ["", f"## {md(paper.slug)}: {md(paper.title)}", ""]
         if paper.authors:
-            lines.append(f"{paper.authors}. {paper.venue}." + (f" Code: {paper.code}" if paper.code else ""))
+            lines.append(f"{md(paper.authors)}. {md(paper.venue)}." + (f" Code: {_code_md(paper.code)}"
+                                                                      if paper.code else ""))
             lines.append("")
         if paper.summary:
-            lines += [paper.summary, ""]
+            lines += [md(paper.summary), ""]
         if paper.deviations:
-            lines += ["**Deviations from the paper**", ""] + [f"- {d}" for d in paper.deviations] + [""]
+            lines += ["**Deviations from the paper**", ""] + [f"- {md(d)}" for d in paper.deviations] + [""]
         if section.regimes:
             lines += ["**Regime and property measurements** (no verdict)", "",
                       "| measurement | paper | we measured | mode |", "|---|---|---|---|"]
-            lines += [f"| {_md_cell(m.regime.text)} | {_md_cell(m.regime.paper)} | {_md_cell(m.values)} | "
-                      f"{m.mode or '-'} |" for m in section.regimes] + [""]
+            lines += [f"| {md(m.regime.text)} | {md(m.regime.paper)} | {md(m.values)} | "
+                      f"{md(m.mode or '-')} |" for m in section.regimes] + [""]
         for exp in section.experiments:
-            lines.append(f"### {exp.name} ({exp.mode or 'not run'})")
+            lines.append(f"### {md(exp.name)} ({md(exp.mode or 'not run')})")
             if exp.doc:
-                lines += ["", exp.doc]
+                lines += ["", md(exp.doc)]
             rows = metrics_rows(exp.records, exp.experiment)
             errors = [r for r in exp.records if r.status == "error"]
             if rows:
@@ -277,32 +326,33 @@ def _markdown(sections: list[PaperSection], copied: dict[Path, str], matrix: Pat
                 memory = max(r.peak_rss_mb for r in exp.records)
                 lines += ["", f"{len(exp.records)} seed(s), {seconds:.1f} s per seed, peak memory {memory:.0f} MB.", "",
                           "| metric | mean ± std |", "|---|---|"]
-                lines += [f"| {k} | {v} |" for k, v in rows]
+                lines += [f"| {md(k)} | {md(v)} |" for k, v in rows]
             elif errors:
-                lines += ["", f"Error: `{_md_cell(errors[-1].error.splitlines()[0])}`"]
+                lines += ["", f"Error: {md(errors[-1].error.splitlines()[0])}"]
             if exp.sweeps:
                 lines += ["", "Sweep (configurations besides the quick/full setting):", "",
                           "| changed | seeds | claims on this configuration |", "|---|---|---|"]
-                lines += [f"| {_md_cell(c)} | {n} | {_md_cell(v)} |" for c, n, v in sweep_rows(exp.sweeps)]
+                lines += [f"| {md(c)} | {n} | {md(v)} |" for c, n, v in sweep_rows(exp.sweeps)]
             for figure in exp.figures:
-                lines += ["", f"![{figure.stem}](report/{copied[figure]})"]
+                alt = md(Path(figure.name).stem).replace("[", "").replace("]", "")
+                lines += ["", f"![{alt}](report/{quote(figure.file)})", "", f"*{md(figure.caption)}*"]
             lines.append("")
     return "\n".join(lines) + "\n"
 
 
 def _anchor(paper: Paper) -> str:
     """GitHub's anchor of the heading ``## slug: title``."""
-    import re
-
     heading = f"{paper.slug}: {paper.title}".lower()
     return re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", heading))
 
 
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """``text`` as Markdown text on one line: HTML escaped (a stored ``<script>`` stays text, as in index.html),
+    a table's ``|`` and a code span's backtick escaped."""
+    return html.escape(str(text), quote=False).replace("|", "\\|").replace("`", "\\`").replace("\n", " ")
 
 
-def _html(sections: list[PaperSection], copied: dict[Path, str], matrix: Path | None = None) -> str:
+def _html(sections: list[PaperSection], links: _Links, matrix: Path | None = None) -> str:
     esc = html.escape
     counts = _counts(sections)
     nulls = null_counts(sections)
@@ -311,7 +361,8 @@ def _html(sections: list[PaperSection], copied: dict[Path, str], matrix: Path | 
         "body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#1f2328}",
         "table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px solid #d0d7de;padding:4px 8px;"
         "vertical-align:top}th{background:#f6f8fa}.v{font-weight:600;white-space:nowrap}img{max-width:560px;margin:4px}"
-        ".dev{background:#fff8c5;padding:6px 12px;border-radius:6px}code{font-size:12px}",
+        ".dev{background:#fff8c5;padding:6px 12px;border-radius:6px}code{font-size:12px}"
+        "figure{margin:1em 0}figure img{max-width:900px}figcaption{font-size:13px;color:#656d76}",
         "</style></head><body><h1>icml24 reproduction report</h1>",
         f"<p>Generated {esc(dt.datetime.now().strftime('%Y-%m-%d %H:%M'))}. Claims: "
         f"<span style='color:{_COLOR['holds']}'>{counts['holds']} hold</span>, "
@@ -325,10 +376,12 @@ def _html(sections: list[PaperSection], copied: dict[Path, str], matrix: Path | 
         "<th>parity with the official code</th><th>sections</th></tr>",
         *[f"<tr><td>{esc(sec.paper.slug)}</td><td>{esc(summary.claims_text())}</td>"
           f"<td>{esc(summary.nulls_text())}</td><td>{esc(parity_text(sec.paper.slug))}</td>"
-          f"<td><a href='#{esc(sec.paper.slug)}'>results</a> · <a href='{esc(_docs_link(sec.paper.slug, True))}'>docs"
-          f"</a></td></tr>" for sec in sections for summary in [summarize(sec.paper, sec.claims)]],
+          f"<td><a href='#{esc(sec.paper.slug)}'>results</a>"
+          + (f" · <a href='{esc(docs)}'>docs</a>" if docs else "") + "</td></tr>"
+          for sec in sections
+          for summary, docs in [(summarize(sec.paper, sec.claims), links.docs(sec.paper.slug, html=True))]],
         "</table>",
-        *([f"<img src='{esc(copied[matrix])}' alt='verdict matrix'>"] if matrix is not None else []),
+        *(["<img src='figures/verdicts.png' alt='verdict matrix'>"] if matrix is not None else []),
         "<h2>Every claim</h2>",
         "<table><tr><th>paper</th><th>claim</th><th>paper reports</th><th>we measured</th><th>verdict</th>"
         "<th>null (should fail)</th><th>mode</th><th>seeds</th><th>time (s)</th></tr>",
@@ -348,8 +401,7 @@ def _html(sections: list[PaperSection], copied: dict[Path, str], matrix: Path | 
         paper = section.paper
         parts.append(f"<h2 id='{esc(paper.slug)}'>{esc(paper.slug)}: {esc(paper.title)}</h2>")
         if paper.authors:
-            link = f" <a href='{esc(paper.code)}'>code</a>" if paper.code else ""
-            parts.append(f"<p>{esc(paper.authors)}. {esc(paper.venue)}.{link}</p>")
+            parts.append(f"<p>{esc(paper.authors)}. {esc(paper.venue)}.{_code_html(paper.code)}</p>")
         if paper.summary:
             parts.append(f"<p>{esc(paper.summary)}</p>")
         if paper.deviations:
@@ -379,6 +431,7 @@ def _html(sections: list[PaperSection], copied: dict[Path, str], matrix: Path | 
                              "<th>seeds</th><th>claims on this configuration</th></tr>"
                              + "".join(f"<tr><td>{esc(c)}</td><td>{n}</td><td>{esc(v)}</td></tr>"
                                        for c, n, v in sweep_rows(exp.sweeps)) + "</table>")
-            parts += [f"<img src='{esc(copied[f])}' alt='{esc(f.stem)}'>" for f in exp.figures]
+            parts += [f"<figure><img src='{esc(quote(f.file))}' alt='{esc(Path(f.name).stem)}'>"
+                      f"<figcaption>{esc(f.caption)}</figcaption></figure>" for f in exp.figures]
     parts.append("</body></html>")
     return "\n".join(parts)

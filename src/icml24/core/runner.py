@@ -22,6 +22,7 @@ from multiprocessing import connection, get_context
 from pathlib import Path
 from typing import Any
 
+from icml24._extras import install_hint, missing
 from icml24._signals import sigint_deferred
 from icml24.core.context import Context, limit_threads
 from icml24.core.registry import Experiment, register_module
@@ -143,9 +144,12 @@ def run_tasks(tasks: list[Task], store: Store, backend: str = "inline", jobs: in
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if backend == "ray":
+        require_ray()
     if jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {jobs}")
-    todo = [t for t in tasks if force or not store.has_ok(t.paper, t.experiment, t.config, t.seed, t.code_version)]
+    todo = [t for t in tasks
+            if force or not store.has_ok(t.paper, t.experiment, t.config, t.seed, t.code_version, t.setting)]
     if backend != "ray":  # runs side by side share this machine's cores: no oversubscribed thread pools
         share = max(1, machine_cores() // (1 if backend == "inline" else jobs))
         todo = [replace(t, threads=share) for t in todo]
@@ -208,7 +212,7 @@ def _run_pool(todo: list[Task], jobs: int, accept: Callable[[RunRecord], None],
                     if on_retry is not None:
                         on_retry(task, f"exit code {process.exitcode}")
                 else:
-                    accept(_crashed(task, f"worker died twice (exit code {process.exitcode})"))
+                    accept(_crashed(task, f"its worker process died twice (exit code {process.exitcode})"))
     except KeyboardInterrupt:
         if threading.current_thread() is threading.main_thread():  # a second Ctrl-C cannot cut the cleanup below
             restore = [signal.signal(signal.SIGINT, signal.SIG_IGN)]  # (it printed "Exception ignored" tracebacks)
@@ -253,6 +257,7 @@ def _exit_with(driver_pid: int, every: float = 0.5) -> None:
 
 
 CRASHED = "worker crashed"
+RAY_WORKER_DIED = "its Ray worker died"  # in the error of a task Ray lost (ray.remote(max_retries=0): never retried)
 
 
 def _crashed(task: Task, why: str) -> RunRecord:
@@ -263,14 +268,16 @@ def _crashed(task: Task, why: str) -> RunRecord:
 def _run_ray(todo: list[Task], jobs: int, address: str | None, accept: Callable[[RunRecord], None]) -> None:
     if not todo:
         return
-    import ray  # a base dependency, imported only when a Ray run is asked for
+    import ray  # the extra icml24[ray], imported only when a Ray run is asked for
 
     started_here = not ray.is_initialized()
     if started_here:
         if address:
             connect_ray(address)
         else:
-            ray.init(num_cpus=jobs, include_dashboard=False, object_store_memory=80 * 1024**2,
+            # "local": a new Ray of this command's own, never a cluster a `ray start` (or a dead one's leftover
+            # /tmp/ray/ray_current_cluster) left behind, which Ray would join instead and then refuse num_cpus
+            ray.init(address="local", num_cpus=jobs, include_dashboard=False, object_store_memory=80 * 1024**2,
                      log_to_driver=False, configure_logging=False)
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(_execute_dict)
@@ -281,8 +288,9 @@ def _run_ray(todo: list[Task], jobs: int, address: str | None, accept: Callable[
                 task = pending.pop(ref)
                 try:
                     accept(RunRecord(**ray.get(ref)))
-                except Exception as exc:
-                    accept(_crashed(task, f"{type(exc).__name__}: {exc}"))
+                except Exception as exc:  # the experiment's own errors come back as rows: this is Ray's
+                    why = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+                    accept(_crashed(task, f"{RAY_WORKER_DIED}, not retried ({type(exc).__name__}: {why[:300]})"))
     finally:
         if started_here:
             ray.shutdown()
@@ -303,7 +311,34 @@ def connect_ray(address: str, timeout: float = 20.0) -> None:
     """
     import ray
 
-    advice = "start one with `ray start --head` or check the address (host:port of the head node)"
+    check_ray_address(address, timeout)
+    try:
+        ray.init(address=address, log_to_driver=False, configure_logging=False)
+    except Exception as exc:  # one line, not Ray's traceback
+        first_line = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+        raise ValueError(f"could not join the Ray cluster at {address}: {first_line}; {_RAY_ADVICE}") from None
+
+
+def require_ray() -> None:
+    """A ValueError naming the extra when ray is not installed (before any work)."""
+    if missing(["ray"]):
+        raise ValueError(f"--backend ray needs ray: {install_hint('ray')}")
+
+
+_RAY_ADVICE = "start one with `ray start --head` or check the address (host:port of the head node)"
+_RAY_PROBED: set[str] = set()  # addresses a probe joined in this process (the command checks, then the runner joins)
+
+
+def check_ray_address(address: str, timeout: float = 20.0) -> None:
+    """Raise ``ValueError`` in one line unless a Ray cluster answers at ``address``; joins nothing in this process.
+
+    The TCP probe and the child process that joins and leaves (see ``connect_ray``); an address probed once in this
+    process is not probed again.
+    """
+    if address in _RAY_PROBED:
+        return
+    require_ray()
+    advice = _RAY_ADVICE
     if address != "auto":
         host, _, port = address.removeprefix("ray://").rpartition(":")
         if not host or not port.isdigit():
@@ -313,11 +348,7 @@ def connect_ray(address: str, timeout: float = 20.0) -> None:
         except OSError as exc:
             raise ValueError(f"no Ray cluster answers at {address} ({exc.strerror or exc}); {advice}") from None
     _probe_ray(address, timeout, advice)
-    try:
-        ray.init(address=address, log_to_driver=False, configure_logging=False)
-    except Exception as exc:  # one line, not Ray's traceback
-        first_line = next((line for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
-        raise ValueError(f"could not join the Ray cluster at {address}: {first_line}; {advice}") from None
+    _RAY_PROBED.add(address)
 
 
 def _probe_ray(address: str, timeout: float, advice: str) -> None:
@@ -328,11 +359,23 @@ def _probe_ray(address: str, timeout: float, advice: str) -> None:
     try:
         probe = subprocess.run([sys.executable, "-c", _RAY_PROBE, address], capture_output=True, text=True,
                                timeout=timeout, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as expired:
+        _refused_token(address, expired.stderr)
         raise ValueError(f"no Ray cluster answered at {address} within {timeout:.0f} s (something listens there, "
                          f"but not Ray); {advice}") from None
     if probe.returncode != 0:
+        _refused_token(address, probe.stderr)
         lines = [line.strip() for line in probe.stderr.splitlines() if line.strip()]
         errors = [line for line in lines if "Error" in line or "error" in line]
         why = (errors or lines or [f"exit code {probe.returncode}"])[-1]
         raise ValueError(f"could not join the Ray cluster at {address}: {why[:300]}; {advice}")
+
+
+def _refused_token(address: str, stderr: str | bytes | None) -> None:
+    """One line when the cluster answered but refused the probe's token (Ray's token authentication)."""
+    text = stderr.decode(errors="replace") if isinstance(stderr, bytes) else stderr or ""
+    if "InvalidAuthToken" in text or "Unauthenticated" in text:
+        raise ValueError(f"the Ray cluster at {address} refused this driver: it requires its authentication token "
+                         "(Ray's token authentication); set RAY_AUTH_MODE=token and give the head's token "
+                         "(~/.ray/auth_token there) as ~/.ray/auth_token here, RAY_AUTH_TOKEN or RAY_AUTH_TOKEN_PATH; "
+                         "see docs/guides/ray.md")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -17,8 +18,11 @@ from typing import Any
 
 DEFAULT_STORE = Path("results") / "icml24.sqlite"
 
+SCHEMA_VERSION = 1  # PRAGMA user_version of a store this code writes; 0: a store from before versions (migrated)
+# version 1: ``mode`` (the setting a run used: quick, full, smoke) is part of the key, so a quick and a full run of one
+# configuration and seed are two rows (their configurations are equal when only the seed count differs)
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
+CREATE TABLE IF NOT EXISTS {table} (
     paper        TEXT NOT NULL,
     experiment   TEXT NOT NULL,
     config_hash  TEXT NOT NULL,
@@ -34,7 +38,7 @@ CREATE TABLE IF NOT EXISTS runs (
     error        TEXT NOT NULL DEFAULT '',
     figures      TEXT NOT NULL DEFAULT '[]',
     finished_at  REAL NOT NULL,
-    PRIMARY KEY (paper, experiment, config_hash, seed, code_version)
+    PRIMARY KEY (paper, experiment, config_hash, seed, code_version, mode)
 );
 """
 
@@ -77,21 +81,40 @@ class Store:
 
     def __init__(self, path: str | Path = DEFAULT_STORE):
         self.path = Path(path)
-        if self.path.exists() and self.path.is_dir():
-            raise ValueError(f"--store {self.path} is a folder; give a file path such as {self.path / 'icml24.sqlite'}")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        check_store(self.path)  # a foreign or newer store is refused before anything is created or changed
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
+        except (OSError, sqlite3.Error) as exc:
+            raise ValueError(f"cannot open the store {self.path}: {_reason(exc)}; pass another --store") from None
+        try:
+            _check_schema(self._db, self.path)  # again, now that it is open: nothing changed it in between
+            self._db.execute("PRAGMA journal_mode=WAL")  # only a store that is ours is switched to WAL
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
-            columns = [row[1] for row in self._db.execute("PRAGMA table_info(runs)")]
+            self._create_or_migrate()
         except sqlite3.DatabaseError as exc:
-            raise ValueError(f"{self.path} is not an icml24 results store ({exc}); pass another --store") from None
-        if columns != _COLUMNS:
             self._db.close()
-            raise ValueError(f"{self.path} holds a 'runs' table with other columns than an icml24 results store "
-                             f"(expected {', '.join(_COLUMNS)}); pass another --store")
+            raise ValueError(f"{self.path} is not an icml24 results store ({exc}); pass another --store") from None
+        except ValueError:
+            self._db.close()
+            raise
+
+    def _create_or_migrate(self) -> None:
+        """A new store gets the current schema; a version-0 store (no version, mode not in the key) is rebuilt with
+        mode in the key, its rows kept; both in one transaction."""
+        with self._transaction():
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version == SCHEMA_VERSION:
+                return
+            if _table_columns(self._db):  # version 0 with the right columns (checked): rebuild its key
+                self._db.execute(_SCHEMA.format(table="runs_migrated"))
+                self._db.execute(f"INSERT OR REPLACE INTO runs_migrated ({', '.join(_COLUMNS)}) "
+                                 f"SELECT {', '.join(_COLUMNS)} FROM runs")
+                self._db.execute("DROP TABLE runs")
+                self._db.execute("ALTER TABLE runs_migrated RENAME TO runs")
+            else:
+                self._db.execute(_SCHEMA.format(table="runs"))
+            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     @property
     def folder(self) -> Path:
@@ -132,20 +155,23 @@ class Store:
 
         return _Tx()
 
-    def has_ok(self, paper: str, experiment: str, config: dict[str, Any], seed: int, code_version: str) -> bool:
+    def has_ok(self, paper: str, experiment: str, config: dict[str, Any], seed: int, code_version: str,
+               mode: str | None = None) -> bool:
+        """Whether an ``ok`` run of this key is stored (of the setting ``mode`` when given)."""
         row = self._db.execute(
             "SELECT 1 FROM runs WHERE paper=? AND experiment=? AND config_hash=? AND seed=? AND code_version=? "
-            "AND status='ok'",
-            (paper, experiment, config_hash(config), seed, code_version),
+            "AND status='ok'" + (" AND mode=?" if mode is not None else ""),
+            (paper, experiment, config_hash(config), seed, code_version) + ((mode,) if mode is not None else ()),
         ).fetchone()
         return row is not None
 
     def records(self, paper: str | None = None, experiment: str | None = None, config: dict[str, Any] | None = None,
-                code_version: str | None = None, status: str | None = None) -> list[RunRecord]:
-        """Stored runs matching every given filter, oldest first."""
+                code_version: str | None = None, status: str | None = None, mode: str | None = None
+                ) -> list[RunRecord]:
+        """Stored runs matching every given filter, oldest first (``mode``: the setting the runs used)."""
         clauses, args = [], []
         for column, value in (("paper", paper), ("experiment", experiment), ("code_version", code_version),
-                              ("status", status)):
+                              ("status", status), ("mode", mode)):
             if value is not None:
                 clauses.append(f"{column}=?")
                 args.append(value)
@@ -170,3 +196,82 @@ class Store:
 
     def count(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+
+
+def _reason(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+
+
+def _table_columns(db: sqlite3.Connection) -> list[str]:
+    return [row[1] for row in db.execute("PRAGMA table_info(runs)")]
+
+
+def _check_schema(db: sqlite3.Connection, path: Path) -> None:
+    """Raise ``ValueError`` (one line) unless ``db`` is empty or an icml24 store this code can read; reads only."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    columns = _table_columns(db)
+    if version > SCHEMA_VERSION:
+        raise ValueError(f"{path} is an icml24 store of schema version {version}, newer than this icml24 reads "
+                         f"(version {SCHEMA_VERSION}): upgrade icml24, or pass another --store")
+    if version < 0 or (version and not columns):
+        raise ValueError(f"{path} has schema version {version}, which no icml24 wrote; pass another --store")
+    if columns and columns != _COLUMNS:
+        raise ValueError(f"{path} holds a 'runs' table with other columns than an icml24 results store "
+                         f"(expected {', '.join(_COLUMNS)}); pass another --store")
+    if not columns and version == 0:
+        tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        if tables:
+            raise ValueError(f"{path} is an SQLite database of another program (tables: {', '.join(tables[:5])}), "
+                             "not an icml24 results store; pass another --store")
+
+
+def check_store(path: str | Path) -> None:
+    """Raise ``ValueError`` (one line) when ``path`` cannot be an icml24 store, creating and changing nothing.
+
+    A missing file needs a folder it can be made in (the nearest existing parent folder writable); an existing one
+    must be an icml24 store of a version this code reads (only read: a foreign file keeps its journal mode).
+    """
+    path = Path(path)
+    try:
+        if path.is_dir():
+            raise ValueError(f"--store {path} is a folder; give a file path such as {path / 'icml24.sqlite'}")
+        if not path.exists():
+            check_writable_folder(path, "--store")
+            return
+        uri = f"{path.resolve().as_uri()}?mode=rw"  # never creates the file; ro would leave -wal/-shm files behind
+    except OSError as exc:  # a name too long for the file system, a loop of links
+        raise ValueError(f"--store {_short(path)} cannot be used: {_reason(exc)}") from None
+    try:
+        db = sqlite3.connect(uri, uri=True, timeout=60)
+    except sqlite3.Error as exc:
+        raise ValueError(f"cannot open the store {path}: {exc}; pass another --store") from None
+    try:
+        _check_schema(db, path)
+    except sqlite3.DatabaseError as exc:
+        raise ValueError(f"{path} is not an icml24 results store ({exc}); pass another --store") from None
+    finally:
+        db.close()
+
+
+def check_writable_folder(path: Path, what: str) -> None:
+    """Raise ``ValueError`` unless ``path`` could be created: its nearest existing ancestor is a writable folder.
+    Creates nothing (a refused command leaves no folder behind)."""
+    try:
+        path.exists()  # raises for a name too long for the file system
+        ancestor = path.parent
+        while not ancestor.exists():
+            if ancestor == ancestor.parent:
+                break
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            raise ValueError(f"cannot create {what} {_short(path)}: {ancestor} is a file, not a folder")
+        if not os.access(ancestor, os.W_OK | os.X_OK):
+            raise ValueError(f"cannot write {what} {_short(path)}: the folder {ancestor} is not writable")
+    except OSError as exc:
+        raise ValueError(f"{what} {_short(path)} cannot be used: {_reason(exc)}") from None
+
+
+def _short(path: Path, limit: int = 120) -> str:
+    """A path for a one-line message (an over-long one is cut in its middle)."""
+    text = str(path)
+    return text if len(text) <= limit else f"{text[:limit // 2]}...{text[-limit // 2:]} ({len(text)} characters)"

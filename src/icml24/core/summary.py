@@ -6,12 +6,21 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from icml24._extras import require_module
 from icml24.core.registry import Paper
 from icml24.core.verdicts import ClaimResult
 
 VERDICTS = ("holds", "fails", "error", "not run")
 # parity fixtures (numbers of the official code on fixed inputs) live with the tests of a source checkout
 PARITY_FOLDER = Path(__file__).resolve().parents[3] / "tests" / "parity"
+# papers with no official code to record a fixture from, and why (from the paper notes); the report says so
+NO_OFFICIAL_CODE = {
+    "est": "OpenDFM/EST, the repository the abstract names, holds only a 'Coming Soon' README, and no third-party "
+           "implementation was found",
+    "ridgeless": "the paper is mainly theory and links no code, and no implementation of it was found",
+    "genco": "the authors link only the OpenReview page, a reviewer noted that none came with the paper, and the "
+             "closest repository (milp_constrained_gan) is a precursor, not GenCO",
+}
 _CELL_COLORS = {"holds": "#1a7f37", "fails": "#cf222e", "error": "#d4a72c", "not run": "#d0d7de"}
 
 
@@ -41,21 +50,34 @@ class PaperSummary:
 
 
 def parity_text(slug: str, folder: Path | None = None) -> str:
-    """The paper's parity fixture in a few words: official repository, commit, cases and tolerances, or none."""
+    """The paper's parity fixture in a few words: official repository, commit, cases and tolerances; without one,
+    why not (``NO_OFFICIAL_CODE``) or "no fixture"."""
     path = (folder or PARITY_FOLDER) / f"{slug}.json"
     if not path.exists():
+        if slug in NO_OFFICIAL_CODE:
+            return f"no official code: {NO_OFFICIAL_CODE[slug]}"
         return "no fixture" if (folder or PARITY_FOLDER).exists() else "fixtures ship with the source checkout"
     try:
         data = json.loads(path.read_text())
         source, cases = data["source"], data["cases"]
-        per_case = [c["tolerance"] if isinstance(c["tolerance"], list) else [c["tolerance"]] for c in cases]
-        worst = max(float(t) for tolerances in per_case for t in tolerances)
-        per_entry = any(isinstance(c["tolerance"], list) for c in cases)
+        worst = max(float(t) for c in cases for t in _entries(c["tolerance"]))
+        per_entry = any(isinstance(c["tolerance"], (list, dict)) for c in cases)
     except (ValueError, KeyError, TypeError):
         return "unreadable fixture"
     kind = " (third-party)" if source.get("third_party") else ""
-    return (f"{len(cases)} case(s) vs {source['repository']}@{str(source['commit'])[:7]}{kind}, "
-            f"tolerance ≤ {worst:g}" + (" (per entry, from float conditioning)" if per_entry else ""))
+    reference = sum(1 for c in cases if "reference" in c)  # cases against a reference derived from the paper
+    against = (f"{len(cases) - reference} case(s) vs {source['repository']}@{str(source['commit'])[:7]}{kind}"
+               + (f" and {reference} vs a reference from the paper's definition" if reference else ""))
+    return f"{against}, tolerance ≤ {worst:g}" + (" (per entry)" if per_entry else "")
+
+
+def _entries(tolerance) -> list:
+    """A case's tolerances: one number, or one per entry in lists and dicts shaped like the values."""
+    if isinstance(tolerance, dict):
+        return [t for item in tolerance.values() for t in _entries(item)]
+    if isinstance(tolerance, list):
+        return [t for item in tolerance for t in _entries(item)]
+    return [tolerance]
 
 
 def summarize(paper: Paper, results: list[ClaimResult]) -> PaperSummary:
@@ -70,6 +92,7 @@ def plot_verdict_matrix(rows: list[tuple[str, list[ClaimResult]]], path: Path) -
     """Papers as rows, their claims as cells coloured by verdict (a dot where the claim's null also holds)."""
     if not rows or not any(results for _, results in rows):
         return None
+    require_module("matplotlib", "the report's verdict figure")
     import matplotlib
 
     matplotlib.use("Agg")

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from icml24._extras import require_module
 from icml24.core.registry import Experiment
 from icml24.core.store import RunRecord, Store, config_hash
 from icml24.core.verdicts import ClaimResult, claims_of, judge
@@ -27,11 +28,11 @@ def sweep_points(store: Store, exp: Experiment) -> list[SweepPoint]:
     canonical = {config_hash(exp.config(full=False)), config_hash(exp.config(full=True))}
     canonical |= {config_hash(exp.null_config(null, full=full)) for null in exp.nulls() for full in (False, True)}
     base = exp.config(full=False)
-    groups: dict[str, list[RunRecord]] = {}
+    groups: dict[tuple[str, str], list[RunRecord]] = {}
     for record in store.records(exp.paper.slug, exp.name, code_version=code_version(exp)):
         key = config_hash(record.config)
-        if key not in canonical:
-            groups.setdefault(key, []).append(record)
+        if key not in canonical:  # one point per configuration and setting (a quick and a full sweep stay apart)
+            groups.setdefault((key, record.mode), []).append(record)
     points = []
     for records in groups.values():
         config = records[0].config
@@ -53,6 +54,7 @@ def swept_axis(points: list[SweepPoint]) -> str | None:
 
 def plot_sweep(points: list[SweepPoint], axis: str, path: Path) -> Path | None:
     """Each measured metric the claims read, against the swept parameter (a point per configuration)."""
+    require_module("matplotlib", "the report's sweep figure")
     import matplotlib
 
     matplotlib.use("Agg")

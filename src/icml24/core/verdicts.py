@@ -78,17 +78,19 @@ def aggregate(records: list[RunRecord], exp: Experiment | None = None) -> dict[s
 
 
 def canonical_records(store: Store, exp: Experiment, full: bool | None = None) -> tuple[str, list[RunRecord]]:
-    """Runs of ``exp`` at its own quick/full setting and the current code version.
+    """Runs of ``exp`` at its own quick/full setting and the current code version, and that setting's name.
 
-    With ``full=None`` the full setting is used when it has stored runs, else the quick one.
+    The setting is the one each run was made with (stored with it), not guessed from its configuration: a quick and
+    a full setting that differ only in their seed counts have one configuration, and a quick run with more seeds is
+    still quick. With ``full=None`` the full setting is used when it has stored runs, else the quick one.
     """
     version = code_version(exp)
-    modes = [True, False] if full is None else [full]
-    for is_full in modes:
-        config = exp.config(full=is_full)
-        records = store.records(exp.paper.slug, exp.name, config=config, code_version=version)
+    modes = ["full", "quick"] if full is None else ["full" if full else "quick"]
+    for mode in modes:
+        config = exp.config(setting=mode)
+        records = store.records(exp.paper.slug, exp.name, config=config, code_version=version, mode=mode)
         if records:
-            return ("full" if is_full else "quick"), records
+            return mode, records
     return "", []
 
 
@@ -124,7 +126,7 @@ def judge(paper: Paper, claim: Claim, records: list[RunRecord], mode: str) -> Cl
 def null_records(store: Store, exp: Experiment, null: Null, mode: str) -> list[RunRecord]:
     """Runs of ``null`` in ``exp``'s slot at the canonical ``mode`` ("quick" or "full") and the current code."""
     config = exp.null_config(null, setting=mode)
-    return store.records(exp.paper.slug, exp.name, config=config, code_version=code_version(exp))
+    return store.records(exp.paper.slug, exp.name, config=config, code_version=code_version(exp), mode=mode)
 
 
 def judge_null(paper: Paper, claim: Claim, store: Store, mode: str) -> ClaimResult | None:
@@ -194,8 +196,8 @@ def claims_for_tasks(store: Store, tasks: Iterable, papers: dict[str, Paper]) ->
         first = group[0]
         exp = papers[slug].experiments[name]
         seeds = {t.seed for t in group}
-        records = [r for r in store.records(slug, name, config=first.config, code_version=first.code_version)
-                   if r.seed in seeds]
+        records = [r for r in store.records(slug, name, config=first.config, code_version=first.code_version,
+                                            mode=first.setting) if r.seed in seeds]
         for claim in claims_of(exp):
             results.append(judge(exp.paper, claim, records, first.setting))
     return results
@@ -211,8 +213,8 @@ def null_claims_for_tasks(store: Store, tasks: Iterable, papers: dict[str, Paper
         first = group[0]
         exp = papers[slug].experiments[name]
         seeds = {t.seed for t in group}
-        records = [r for r in store.records(slug, name, config=first.config, code_version=first.code_version)
-                   if r.seed in seeds]
+        records = [r for r in store.records(slug, name, config=first.config, code_version=first.code_version,
+                                            mode=first.setting) if r.seed in seeds]
         for claim in claims_of(exp):
             null = claim.resolved_null
             if null is not None and all(first.config.get(k) == v for k, v in null.overrides.items()):

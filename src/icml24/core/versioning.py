@@ -26,8 +26,17 @@ def code_version(exp: Experiment) -> str:
 
     module = inspect.getmodule(exp.fn)
     path = getattr(module, "__file__", None)
-    digest = _source_digest(path) if path else hashlib.sha256(exp.fn.__module__.encode()).hexdigest()[:8]
-    return f"{icml24.__version__}+{digest}"
+    if path:
+        return module_code_version(path)
+    return f"{icml24.__version__}+{hashlib.sha256(exp.fn.__module__.encode()).hexdigest()[:8]}"
+
+
+def module_code_version(path: str | Path) -> str:
+    """The code version of every experiment of the paper module at ``path``, read from its source without
+    importing it (``icml24 list`` finds the papers the store holds current runs of this way)."""
+    import icml24
+
+    return f"{icml24.__version__}+{_source_digest(str(path))}"
 
 
 @functools.cache

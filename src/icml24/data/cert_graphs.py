@@ -41,6 +41,31 @@ def _require(path: Path) -> Path:
     return path
 
 
+def cert_missing(files, root: str | os.PathLike | None = None) -> list[str]:
+    """One line per file among ``files`` (``cora_ml.npz``, a votes file) missing in ``<data_root>/collective-cert/``:
+    where it was looked for and how to get it. Only checks (the command reads it before any run)."""
+    lines = []
+    for name in files:
+        path = _folder(root) / name
+        if not path.is_file():
+            where = "" if os.environ.get("ICML24_DATA") or root is not None else " (ICML24_DATA is not set)"
+            lines.append(f"{name} not found in {path.parent}{where}; put the collective-cert files from "
+                         f"github.com/Yuni-Lai/CollectiveLPCert there, or set ICML24_DATA to the folder that contains "
+                         f"'{_FOLDER}/' (for this repo: ../shared/data)")
+    return lines
+
+
+def cert_graph_file(name: str) -> str:
+    """The file ``cert_graph(name)`` reads (``cora`` and ``cora-ml`` name Cora-ML)."""
+    key = {"cora": "cora_ml", "cora-ml": "cora_ml"}.get(name.lower(), name.lower())
+    return f"{key}.npz"
+
+
+def cert_votes_file(dataset: str = "cora_ml", model: str = "gcn", p_e: float = 0.9, p_n: float = 0.8) -> str:
+    """The file ``cert_votes`` reads for these smoothing parameters."""
+    return f"{dataset.lower()}_{model.lower()}_votes_pe{p_e:g}_pn{p_n:g}.npz"
+
+
 def cert_graph(name: str, root: str | os.PathLike | None = None):
     """Load Cora-ML or CiteSeer as used by the collective certificate.
 
@@ -107,8 +132,7 @@ def cert_votes(root: str | os.PathLike | None = None, dataset: str = "cora_ml", 
         dict with ``top2`` ``[num_nodes, 2]``, ``count_top`` ``[num_nodes]``, ``count_runner_up`` ``[num_nodes]``
         and ``num_samples`` (int).
     """
-    name = f"{dataset.lower()}_{model.lower()}_votes_pe{p_e:g}_pn{p_n:g}.npz"
-    with np.load(_require(_folder(root) / name)) as npz:
+    with np.load(_require(_folder(root) / cert_votes_file(dataset, model, p_e, p_n))) as npz:
         return {
             "top2": npz["top2"].astype(np.int64),
             "count_top": npz["count_top"].astype(np.int64),

@@ -7,11 +7,15 @@ import os
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
+from icml24._extras import require_module
 from icml24._random import check_random_state
+
+if TYPE_CHECKING:  # torch is the graph extra's: imported where a graph is built, so data_root needs no torch
+    import torch
 
 PLANETOID_NAMES = {"cora": "Cora", "citeseer": "CiteSeer", "pubmed": "PubMed"}
 _PLANETOID_URL = "https://github.com/kimiyoung/planetoid/raw/master/data"
@@ -75,6 +79,7 @@ def planetoid(name: str, root: str | os.PathLike | None = None, download: bool =
     key = name.lower()
     if key not in PLANETOID_NAMES:
         raise ValueError(f"unknown Planetoid dataset {name!r}; choose one of {', '.join(PLANETOID_NAMES)}")
+    require_module("torch_geometric", "icml24.data.planetoid")  # before any download
     base = data_root(root)
     if (root is not None or os.environ.get("ICML24_DATA")) and not base.is_dir():
         raise FileNotFoundError(f"the data folder {base} ({base.resolve()}) does not exist; point root or "
@@ -93,6 +98,25 @@ def planetoid(name: str, root: str | os.PathLike | None = None, download: bool =
     data = read_planetoid_data(str(folder), key)
     data.name = PLANETOID_NAMES[key]
     return data
+
+
+def planetoid_missing(names, root: str | os.PathLike | None = None) -> list[str]:
+    """One line per Planetoid dataset among ``names`` whose raw files are not all in the data folder: where they were
+    looked for and how to get them (other names, a synthetic graph say, are skipped). Only checks: the command reads
+    it before any run, where ``planetoid`` would try a download in the middle of the runs."""
+    lines = []
+    base = data_root(root)
+    for name in names:
+        key = str(name).strip().lower()
+        if key not in PLANETOID_NAMES:
+            continue
+        folder = base / PLANETOID_NAMES[key] / "raw"
+        missing = [s for s in _PLANETOID_SUFFIXES if not (folder / f"ind.{key}.{s}").is_file()]
+        if missing:
+            where = "" if os.environ.get("ICML24_DATA") or root is not None else " (ICML24_DATA is not set)"
+            lines.append(f"{_missing_message(folder, key, missing)}{where}; with a network, fetch them once into "
+                         f"that folder: python -c \"from icml24.data import planetoid; planetoid('{key}')\"")
+    return lines
 
 
 def _missing_message(folder: Path, key: str, missing: list[str]) -> str:
@@ -156,6 +180,8 @@ def csbm(num_nodes: int = 1000, num_features: int = 100, num_classes: int = 2, h
         raise ValueError(f"homophily must lie in [0, 1], got {homophily}")
     if num_classes < 2 or num_nodes < 2 * num_classes:
         raise ValueError(f"need num_classes >= 2 and num_nodes >= 2 * num_classes, got {num_classes}, {num_nodes}")
+    require_module("torch_geometric", "icml24.data.csbm")
+    import torch
     from torch_geometric.data import Data
     from torch_geometric.utils import coalesce, to_undirected
 

@@ -1,6 +1,9 @@
 """icml24.generative: constrained and compositional generation (GenCO; RPG regional diffusion)."""
 
+from icml24._extras import require
 from icml24._lazy import lazy_exports
+
+require("generative")  # the modules of icml24[generative] are installed, or an ImportError names the extra
 
 # exported name -> submodule that defines it; each method adds its own block
 _EXPORTS: dict[str, str] = {

@@ -1,6 +1,9 @@
 """icml24.graph: methods (no printing, no file I/O beyond what the caller asks)."""
 
+from icml24._extras import require
 from icml24._lazy import lazy_exports
+
+require("graph")  # the modules of icml24[graph] are installed, or an ImportError names the extra
 
 # exported name -> submodule that defines it; each method adds its own line(s)
 _EXPORTS: dict[str, str] = {

@@ -6,7 +6,10 @@ breaks, a clear error instead of a silently regularized solve), synthetic spectr
 condition-number bounds, and estimators of cond(K), bias and variance V = tr(Lambda Psi^T K^-2 Psi Lambda).
 """
 
+from icml24._extras import require
 from icml24._lazy import lazy_exports
+
+require("kernels")  # the modules of icml24[kernels] are installed, or an ImportError names the extra
 
 # exported name -> submodule that defines it
 _EXPORTS: dict[str, str] = {

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 import torch
 
 from icml24.core import Claim, Null, Paper, Regime, experiment
-from icml24.data import cert_graph, cert_split, cert_votes
+from icml24.data import cert_graph, cert_graph_file, cert_missing, cert_split, cert_votes, cert_votes_file
 from icml24.graph import (
     GCN,
     CollectiveCertificate,
@@ -180,7 +180,8 @@ def _max_over_seeds(*keys: str):
 @experiment(PAPER, quick={"full_lp_rho": 100, "seeds": 5}, full={"full_lp_rho": 160, "seeds": 5},
             smoke={"rhos": [20, 50, 100, 160], "full_lp_rho": 4}, threads=1,
             summarize=_max_over_seeds("samplewise_last_nonzero_rho", "lp2_optimum_gap", "sound_cost_max"),
-            null=SAMPLEWISE_IN_COLLECTIVE_SLOT)
+            null=SAMPLEWISE_IN_COLLECTIVE_SLOT, data=lambda config: cert_missing([cert_graph_file("cora_ml"),
+                                                                                   cert_votes_file("cora_ml")]))
 def official_votes(ctx, rhos: list[int] = RHOS, tau: int = 6, full_lp_rho: int = 100,
                    certificate: str = "collective") -> dict[str, float]:
     """Certified ratio vs rho on the official Cora-ML GCN votes (p_e=0.9, p_n=0.8), official split and targets.
@@ -229,7 +230,8 @@ def official_votes(ctx, rhos: list[int] = RHOS, tau: int = 6, full_lp_rho: int =
 
 @experiment(PAPER, quick={"num_samples": 50_000, "seeds": 5}, full={"num_samples": 100_000, "seeds": 5},
             smoke={"num_samples": 200, "epochs": 5, "patience": 2, "rhos": [20], "timing_rho": 4}, threads=1,
-            summarize=_max_over_seeds("lp2_full_seconds", "sound_cost_max"), null=SAMPLEWISE_IN_COLLECTIVE_SLOT)
+            summarize=_max_over_seeds("lp2_full_seconds", "sound_cost_max"), null=SAMPLEWISE_IN_COLLECTIVE_SLOT,
+            data=lambda config: cert_missing([cert_graph_file(config["dataset"])]))
 def own_smoothing(ctx, dataset: str = "citeseer", model: str = "gcn", p_e: float = 0.9, p_n: float = 0.8,
                   num_samples: int = 100_000, epochs: int = 1000, patience: int = 30, rhos: list[int] = RHOS,
                   injected_fraction: float = 0.05, tau: int = 6, timing_rho: int = 160,

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 
 from icml24.core import Claim, Null, Paper, experiment
+from icml24.data import planetoid_missing
 from icml24.graph import (
     GDEM,
     GCond,
@@ -129,7 +130,8 @@ def _tag(rate: float) -> str:
                   "gcond_epochs": GCOND_EPOCHS, "seeds": 10},
             smoke={"datasets": ["citeseer"], "rates": [0.25, 0.5], "eval_epochs": 60, "distill_epochs": 3,
                    "gcond_epochs": 1, "seeds": 1},
-            threads=1, null=Null("the random coreset of the same size in GDEM's slot", {"method": "random"}))
+            threads=1, null=Null("the random coreset of the same size in GDEM's slot", {"method": "random"}),
+            data=lambda config: planetoid_missing(config["datasets"]))
 def accuracy(ctx, datasets: list[str] = ("citeseer",), rates: list[float] = (0.25, 0.5), eval_epochs: int = 300,
              distill_epochs: int = 0, gcond_epochs: int = GCOND_EPOCHS, method: str = "gdem") -> dict[str, float]:
     """GCN test accuracy (%) on GDEM, GCond, random and herding coresets of the same size, and the whole graph;
@@ -244,7 +246,8 @@ def _plot_accuracy(ctx, table) -> None:
 @experiment(PAPER, quick={"dataset": "citeseer", "rate": 0.5, "eval_epochs": 200},
             full={"dataset": "citeseer", "rate": 0.5, "eval_epochs": 2000, "seeds": 10},
             smoke={"dataset": "csbm", "rate": 0.25, "eval_epochs": 3, "distill_epochs": 3}, threads=1,
-            null=Null("a random coreset of the same size in GDEM's slot", {"method": "random"}))
+            null=Null("a random coreset of the same size in GDEM's slot", {"method": "random"}),
+            data=lambda config: planetoid_missing([config["dataset"]]))
 def cross_architecture(ctx, dataset: str = "citeseer", rate: float = 0.5, eval_epochs: int = 300,
                        distill_epochs: int = 0, method: str = "gdem") -> dict[str, float]:
     """Test accuracy (%) of GCN, SGC, APPNP, ChebNet and an MLP trained on the same GDEM graph (``method="random"``:
@@ -285,7 +288,8 @@ def _spread_of_means(per_seed: list[dict[str, float]]) -> dict[str, float]:
 @experiment(PAPER, quick={"dataset": "citeseer", "rates": [0.25]},
             full={"dataset": "citeseer", "rates": [0.25, 0.5, 1.0]},
             smoke={"dataset": "csbm", "rates": [0.25]}, threads=1,
-            null=Null("no alternating optimization (the initial eigenbasis)", {"optimize": False}))
+            null=Null("no alternating optimization (the initial eigenbasis)", {"optimize": False}),
+            data=lambda config: planetoid_missing([config["dataset"]]))
 def efficiency(ctx, dataset: str = "citeseer", rates: list[float] = (0.25, 0.5),
                optimize: bool = True) -> dict[str, float]:
     """Seconds for the eigendecomposition (fresh, not cached), feature initialization and distillation, and the

@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from icml24.core import Claim, Null, Paper, experiment, labelled, select
-from icml24.data import csbm, planetoid
+from icml24.data import csbm, planetoid, planetoid_missing
 from icml24.graph import (
     GAT,
     GCN,
@@ -144,7 +144,7 @@ NO_GRAPH_RP = Null("RP with the graph removed (S = I: Generalized RP is kernel r
 @experiment(PAPER, quick={"datasets": ["cora", "citeseer"], "epochs": 200, "seeds": 3},
             full={"datasets": ["cora", "citeseer"], "epochs": 200, "seeds": 10},
             smoke={"datasets": ["cora", "citeseer"], "epochs": 30, "rp_steps": 1000}, threads=1,
-            summarize=_time_ratios, null=NO_GRAPH_RP)
+            summarize=_time_ratios, null=NO_GRAPH_RP, data=lambda config: planetoid_missing(config["datasets"]))
 def accuracy(ctx, datasets: list[str] = ("cora", "citeseer"), epochs: int = 200,
              rp_steps: int = 0, rp_graph: str = "data") -> dict[str, float]:
     """Generalized RP (official settings), basic RP, LP, MLP, GCN, GAT on Cora/CiteSeer: test accuracy and time
@@ -250,7 +250,8 @@ RANDOM_GRAPH_CORA = Null("a uniform random graph with Cora's node and edge count
 
 @experiment(PAPER, quick={"steps": 12000, "every": 2000, "lr": 0.01},
             full={"steps": 50000, "every": 2000, "lr": 0.01},
-            smoke={"steps": 4, "every": 2, "lr": 0.01}, threads=1, null=UNTRAINED_GCN)
+            smoke={"steps": 4, "every": 2, "lr": 0.01}, threads=1, null=UNTRAINED_GCN,
+            data=lambda config: planetoid_missing(["cora"]))
 def alignment(ctx, steps: int = 1000, every: int = 500, lr: float = 0.01,
               convention: str = "summed", graph: str = "cora") -> dict[str, float]:
     """Alignment of the GCN's NTK with S^4 and YY^T during training on Cora, and A(S^4, YY^T).

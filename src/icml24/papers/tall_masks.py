@@ -58,7 +58,10 @@ PAPER = Paper(
         "only its share, so every class keeps training texts): one text moves accuracy 0.8 points on test, so "
         "normalized accuracies carry that granularity.",
         "TIES trims the top 20% of each task vector over the whole model and uses the disjoint mean as a baseline "
-        "and the disjoint sum inside TALL masks and Consensus-TIES, as the official code does.",
+        "and the disjoint sum inside TALL masks and Consensus-TIES, as the official code does, with two differences "
+        "the parity fixture records: we keep round(0.2 P) entries per task where the official keeps int(0.2 P) + 1 "
+        "(one more), and a weight whose task entries sum to exactly zero with no majority sign merges its positive "
+        "entries where the official merges its negative ones.",
         "The digit settings (an MLP pre-trained on digit variants, lightly fine-tuned on derived digit tasks; and a "
         "heavily fine-tuned MLP) are kept as findings: their task vectors are dense and large, outside the regime.",
     ],

@@ -1,6 +1,9 @@
 """icml24.pruning: sparse networks and pruning algorithms (Zhang et al., "Sparsest Models Elude Pruning", ICML 2024)."""
 
+from icml24._extras import require
 from icml24._lazy import lazy_exports
+
+require("pruning")  # the modules of icml24[pruning] are installed, or an ImportError names the extra
 
 # exported name -> submodule that defines it
 _EXPORTS: dict[str, str] = {

@@ -1,6 +1,9 @@
 """icml24.rl: reinforcement learning methods (failure landscapes; offline RL in confounded POMDPs)."""
 
+from icml24._extras import require
 from icml24._lazy import lazy_exports
+
+require("rl")  # the modules of icml24[rl] are installed, or an ImportError names the extra
 
 # exported name -> submodule that defines it; each method adds its own block
 _EXPORTS: dict[str, str] = {

@@ -1,6 +1,9 @@
 """icml24.sdr: sufficient dimension reduction (SIR, SAVE, DR, MAVE, DCOV) and Hellinger-correlation refinement."""
 
+from icml24._extras import require
 from icml24._lazy import lazy_exports
+
+require("sdr")  # the modules of icml24[sdr] are installed, or an ImportError names the extra
 
 # exported name -> submodule that defines it
 _EXPORTS: dict[str, str] = {

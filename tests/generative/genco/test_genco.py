@@ -1,11 +1,22 @@
-"""GenCO: every design it sees or samples is feasible; both group losses train; clear errors."""
+"""GenCO: every design it sees or samples is feasible; both group losses train; training fits the data's tile mix;
+clear errors."""
 
 import numpy as np
 import pytest
 import torch
 
 from icml24._validation import NotFittedError
-from icml24.generative import GenCO, MLPGenerator, is_playable, one_hot, random_levels, wall_loss, zelda_milp
+from icml24.generative import (
+    GenCO,
+    MLPGenerator,
+    SolverLayer,
+    is_playable,
+    one_hot,
+    random_levels,
+    tile_histogram_kl,
+    wall_loss,
+    zelda_milp,
+)
 
 H, W = 5, 6
 
@@ -55,3 +66,24 @@ def test_genco_errors_and_not_fitted():
     bad[0, 0, 0, 0] = np.nan
     with pytest.raises(ValueError, match="data contains NaN"):
         GenCO(gen, solver, steps=1).fit(bad)
+
+
+def test_training_lowers_the_tile_histogram_kl_below_the_untrained_generators_spread():
+    """12 fixed levels, 40 steps of GenCO (GAN, straight-through): the tile mix of 16 samples moves to the data's.
+    The bar comes from untrained generators alone: 8 initial seeds, each through the same solver on the same latents,
+    give KL(data || samples) = 0.060 +- 0.011 (mean +- sd; Gaussian-noise costs through the solver: 0.049). Trained
+    must lie 3 sd below the untrained mean (about 0.027); it reaches about 0.002 (0.003-0.007 from other seeds)."""
+    levels = random_levels(12, H, W, np.random.default_rng(0))
+    solver = zelda_milp(H, W)
+    latents = torch.randn(16, 8, generator=torch.Generator().manual_seed(1))  # what GenCO.sample(16, gen(1)) draws
+    untrained = []
+    for seed in range(8):
+        with torch.no_grad():
+            costs = MLPGenerator(8, (H, W, 6), hidden=32, random_state=seed)(latents)
+            untrained.append(tile_histogram_kl(SolverLayer(solver)(costs).argmax(-1).numpy(), levels))
+    bar = np.mean(untrained) - 3 * np.std(untrained, ddof=1)
+    assert bar > 0.01  # the untrained generators sit well away from the data's mix
+    model = GenCO(MLPGenerator(8, (H, W, 6), hidden=32, random_state=0), solver, gradient="identity", steps=40,
+                  batch_size=4, hidden=32, random_state=0).fit(one_hot(levels))
+    trained = tile_histogram_kl(model.sample(16, torch.Generator().manual_seed(1)), levels)
+    assert trained < bar, (trained, untrained)
