@@ -356,6 +356,7 @@ def _nothing_written(tmp_path: Path) -> None:
 def test_an_over_long_store_path_is_one_line_exit_2(tmp_path, capsys):
     long = tmp_path / ("a" * 300) / "s.sqlite"
     for argv in (["run", "toy:square", "--store", str(long)], ["report", "--store", str(long)],
+                 ["list", "--store", str(long)],
                  ["reproduce", "--only", "toy", "--store", str(long)],
                  ["reproduce", "--only", "toy", "--store", str(tmp_path / "s.sqlite"), "--out", str(long.parent)]):
         assert main(argv) == 2

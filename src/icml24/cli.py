@@ -228,6 +228,7 @@ def list_papers(store: Path = StoreOpt) -> None:
 
     found = index.entries()
     results: dict[tuple[str, int], str] = {}
+    check_store(store)  # one line for a path no file system takes, a folder or a foreign file; creates nothing
     if store.exists():
         with Store(store) as db:
             for slug in index.judged(found, db):
