@@ -101,9 +101,10 @@ def top_eigenvectors(matrix: np.ndarray, k: int) -> np.ndarray:
 def slice_labels(y: np.ndarray, n_slices: int, sizes: str = "balanced") -> np.ndarray:
     """Slice index (0..h-1) of each response, by the order of ``y``; tied responses share a slice.
 
-    ``sizes="balanced"``: ``h`` slices whose sizes differ by at most one (the ``dr`` package's default for SIR
-    and SAVE). ``sizes="floor"``: ``h - 1`` slices of ``floor(n / h)`` and the rest in the last (the
-    ``discretize`` of the official directional-regression code). A response with at most ``h`` distinct
+    ``sizes="balanced"``: ``h`` slices whose sizes differ by at most one (ours for SIR and SAVE; the ``dr``
+    package instead cuts slices of ``floor(n / h)`` while more than two responses remain).
+    ``sizes="floor"``: ``h - 1`` slices of ``floor(n / h)`` and the rest in the last (the ``discretize`` of the
+    official directional-regression code). A response with at most ``h`` distinct
     values gets one slice per value.
     """
     y = np.asarray(y, dtype=np.float64)

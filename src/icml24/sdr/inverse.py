@@ -22,7 +22,7 @@ class _SlicedEstimator(DirectionEstimator):
         self.n_slices = n_slices
 
     def _default_slices(self, n: int, p: int) -> int:
-        return max(8, p + 3)  # the dr package's default
+        return max(8, p + 3)  # the dr package's default number (its sizes differ: _base.slice_labels)
 
     def _fit_directions(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         n, p = X.shape
