@@ -382,39 +382,15 @@ def record_dr(copy: Path) -> dict:
 OUR_SEEDS = (0, 1, 2)
 
 
-QUANTILES = (0.01, 0.1, 0.5)  # of HCXY over the annealing's candidates
-STEP_QUANTILES = (0.1, 0.5, 0.9)  # of the sine between consecutive candidates
-
-
-def step_sines(directions: np.ndarray) -> np.ndarray:
-    """Sine of the angle between consecutive unit directions ``[k, p]`` (the annealing's step lengths)."""
-    cosines = np.einsum("ij,ij->i", directions[1:], directions[:-1])
-    return np.sqrt(np.maximum(0.0, 1.0 - cosines ** 2))
-
-
 def our_refinement(X: np.ndarray, y: np.ndarray, seed: int) -> tuple:
-    """Our two stages as the test runs them: annealing alone from the DR start, then Nelder-Mead alone from there;
-    also the quantiles of HCXY over the annealing's 19999 candidates (its objective logged)."""
-    from unittest import mock
+    """Our two stages exactly as the test runs them (``_our_refinement`` of tests/parity/test_hellinger_sdr.py):
+    annealing alone from the DR start, then Nelder-Mead alone from there; also the quantiles of HCXY over the
+    annealing's 19999 candidates and of the sine between consecutive candidates."""
+    root = Path(__file__).resolve().parents[2]
+    sys.path[:0] = [str(root / "tests" / "parity"), str(root / "tests" / "fixtures")]
+    from test_hellinger_sdr import _our_refinement
 
-    from icml24.sdr import HellingerSDR, ProjectionObjective
-
-    logs, betas = [], []
-
-    class Logged(ProjectionObjective):
-        def __call__(self, beta):
-            value = super().__call__(beta)
-            logs.append(value)
-            betas.append(np.array(beta, dtype=np.float64))
-            return value
-
-    with mock.patch("icml24.sdr.refine.ProjectionObjective", Logged):
-        annealed = HellingerSDR(init="dr", nm_maxfev=0, random_state=seed).fit(X, y)
-    last = annealed.sa_maxiter - 1
-    candidates = np.quantile(logs[-last:], QUANTILES)
-    steps = np.quantile(step_sines(np.array(betas[-last:])), STEP_QUANTILES)
-    refined = HellingerSDR(init=annealed.directions_[:, 0], sa_maxiter=0, random_state=seed).fit(X, y)
-    return annealed, refined, candidates, steps
+    return _our_refinement(X, y, seed)
 
 
 def _spread(directions: np.ndarray, beta: np.ndarray, objective: np.ndarray) -> tuple[dict, dict]:
