@@ -181,6 +181,20 @@ def test_heavy_tailed_summary_counts_models_and_gains():
     assert out["max_mean_error_increase"] == pytest.approx(0.0)  # the Gaussian design only
 
 
+def test_a_rounding_sized_gain_is_not_an_improvement():
+    """The no-refinement null held on gains of 3e-17 to 2e-16 (rounding) counted as improvements (#56)."""
+    models = ("linear", "sine", "quadratic", "exponential")
+    per_seed = [{**{_err(m, "dr", False): 0.2 + 1e-3 * s for m in models},
+                 **{_err(m, "dr", True): 0.2 + 1e-3 * s - 2e-16 for m in models},
+                 **{_err(m, "dr", False, "t3"): 0.3 for m in models}, **{_err(m, "dr", True, "t3"): 0.3 - 3e-17
+                                                                         for m in models}} for s in range(3)]
+    out = paper._single_index_summary(per_seed)
+    assert out["dr_models_improved_sparse"] == 0.0 and out["dr_refined_win_fraction"] == 0.0
+    assert out["t3_dr_models_improved"] == 0.0
+    assert paper.CLAIMS[0].evaluate(out).status == "fails"
+    assert paper.CLAIMS[2].check({**GOOD, "t3_dr_mean_gain": 3e-17, "t3_dr_mean_gain_se": 0.0}) is False
+
+
 def test_linear_model_is_recovered_by_every_initializer():
     """The sanity bound the second pass moved out of the claims: y = X beta + 0.2 eps, n = 400 (official setting)."""
     import numpy as np

@@ -190,6 +190,11 @@ def _error_key(refined: bool, **case) -> str:
 SIR_QUADRATIC = {"beta": "sparse", "design": "gaussian", "init": "sir", "model": "quadratic"}
 
 
+# an error is a sine in [0, 1]: a "gain" of a few 1e-16 is rounding (the no-refinement null held on it), a real one is
+# of order 1e-2; an improvement counts only beyond this
+MIN_GAIN = 1e-6
+
+
 @single_index.summarizer
 def _single_index_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
     """Across replicates: models where refinement lowers DR's mean error, the worst mean increase, win rates."""
@@ -199,7 +204,7 @@ def _single_index_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
     pairs = [c for c in cases if c["design"] == "gaussian"]
     heavy = [c for c in cases if c["design"] != "gaussian"]
 
-    def gain(m, c):  # error alone minus error refined: > 0 when the refinement helps
+    def gain(m, c):  # error alone minus error refined: > MIN_GAIN when the refinement helps
         return m[_error_key(False, **c)] - m[_error_key(True, **c)]
 
     out: dict[str, float] = {}
@@ -207,7 +212,7 @@ def _single_index_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
         out["max_mean_error_increase"] = max(-gain(means, c) for c in pairs)
     for design, name in sorted({(c["design"], c["init"]) for c in heavy}):
         mine = [c for c in heavy if (c["design"], c["init"]) == (design, name)]
-        out[f"{design}_{name}_models_improved"] = float(sum(gain(means, c) > 0 for c in mine))
+        out[f"{design}_{name}_models_improved"] = float(sum(gain(means, c) > MIN_GAIN for c in mine))
         gains = np.array([[gain(m, c) for c in mine] for m in per_seed]).mean(axis=1)
         out[f"{design}_{name}_mean_gain"] = float(gains.mean())
         out[f"{design}_{name}_mean_gain_se"] = (float(gains.std(ddof=1) / np.sqrt(len(gains))) if len(gains) > 1
@@ -215,9 +220,9 @@ def _single_index_summary(per_seed: list[dict[str, float]]) -> dict[str, float]:
     for kind in ("sparse", "dense"):
         dr = [c for c in pairs if c["beta"] == kind and c["init"] == "dr"]
         if dr:
-            out[f"dr_models_improved_{kind}"] = float(sum(gain(means, c) > 0 for c in dr))
+            out[f"dr_models_improved_{kind}"] = float(sum(gain(means, c) > MIN_GAIN for c in dr))
     for name in sorted({c["init"] for c in pairs}):
-        wins = [gain(m, c) > 0 for m in per_seed for c in pairs if c["init"] == name]
+        wins = [gain(m, c) > MIN_GAIN for m in per_seed for c in pairs if c["init"] == name]
         out[f"{name}_refined_win_fraction"] = float(np.mean(wins))
     return out
 
@@ -243,7 +248,7 @@ CLAIMS = [
         "least 3 of the 4 models each, and DR's error averaged over the models falls by more than 2 standard errors",
         experiment=single_index,
         check=lambda m: (m.get("t3_dr_models_improved", 0.0) >= 3 and m.get("t3_mave_models_improved", 0.0) >= 3
-                         and m.get("t3_dr_mean_gain", 0.0) > 2 * m.get("t3_dr_mean_gain_se", 0.0)),
+                         and m.get("t3_dr_mean_gain", 0.0) > max(2 * m.get("t3_dr_mean_gain_se", 0.0), MIN_GAIN)),
         paper="Simulation study, heavy-tailed settings: the refinement helps most where moment-based SDR "
               "methods' linearity conditions fail (qualitative; numbers not extracted)",
     ),
