@@ -59,17 +59,17 @@ def _npe(task, joint, x_o, samples: int, reference) -> tuple[NPE, float, float]:
     """sbi's NPE on the same simulations: (estimator, CPU seconds of one draw, C2ST)."""
     npe = NPE(task.prior(), random_state=0).append_simulations(joint[:, :10], joint[:, 10:]).train()
     draw, seconds = median_of(lambda: npe.sample_posterior(samples, x_o, random_state=1), clock=time.process_time)
-    return npe, seconds, c2st(draw, reference)
+    return npe, seconds, c2st(draw, reference, random_state=1)
 
 
 def _network_check(model, x_o, samples: int) -> tuple[float, float, float]:
     """(relative max difference, forward ms, fixed-condition ms) of one score evaluation at t = 0.5."""
     mask = torch.arange(20) >= 10
-    edges = torch.as_tensor(attention_mask(model.graph_, model.graph_kind, mask.numpy()))
+    edges = torch.as_tensor(attention_mask(model.graph_, model.graph_kind_, mask.numpy()))
     x = torch.randn(samples, 20, generator=torch.Generator().manual_seed(0))
     x[:, 10:] = (x_o - model.mean_[10:]) / model.std_[10:]
     t = torch.full((samples,), 0.5)
-    std = model.sde.std(t)
+    std = model.sde_.std(t)
     fast = FixedConditionScore(model.network_, mask, edges)
     with torch.inference_mode():
         reference, forward_s = median_of(
@@ -103,7 +103,7 @@ def main() -> int:
         reference = task.reference_posterior(x_o, args.samples, 10_000 + seed)
         for label, kwargs in samplers:
             draw = model.sample_posterior(args.samples, x_o, random_state=20_000 + seed, **kwargs)
-            scores[label].append(c2st(draw, reference))
+            scores[label].append(c2st(draw, reference, random_state=1))
             evaluations[label] = model.score_evaluations_
         if seed == 0:
             seconds = _time_samplers(model, x_o, args.samples, samplers)

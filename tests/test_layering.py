@@ -237,6 +237,54 @@ def test_the_seed_name_rule_reads_signatures(source, caught, tmp_path):
     assert _seed_parameters(path, tmp_path) == caught
 
 
+# --------------------------------------------------------------------------- random_state defaults to None (#58)
+SEEDED_BY_DEFAULT: set[str] = set()  # every random_state defaults to None (#58); an entry here is a defect
+
+
+def _random_state_defaults(path: Path, root: Path) -> set[str]:
+    """``file:[Class.]function(random_state=default)`` for every public function or method (and ``__init__``) of
+    ``path`` whose ``random_state`` has a default other than None (a seed hidden in a signature)."""
+    tree = ast.parse(path.read_text())
+    owner = {id(f): c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body}
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                not node.name.startswith("_") or node.name == "__init__"):
+            positional = node.args.posonlyargs + node.args.args
+            pairs = list(zip(positional[len(positional) - len(node.args.defaults):], node.args.defaults))
+            pairs += [(a, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults) if d is not None]
+            name = f"{owner[id(node)]}.{node.name}" if id(node) in owner else node.name
+            found |= {f"{path.relative_to(root).as_posix()}:{name}(random_state={ast.unparse(default)})"
+                      for arg, default in pairs if arg.arg == "random_state"
+                      and not (isinstance(default, ast.Constant) and default.value is None)}
+    return found
+
+
+def test_random_state_defaults_to_none():
+    """ARCHITECTURE.md, Methods: ``random_state=None`` (fresh entropy); a caller wanting a fixed draw passes the seed
+    (papers pass ``ctx.child_seed(...)`` or the int the paper's numbers were recorded with)."""
+    found = {entry for field in FIELDS for path in _files(field) for entry in _random_state_defaults(path, SRC)}
+    assert not found - SEEDED_BY_DEFAULT, "default random_state to None and pass the seed at the call site:\n" + \
+        "\n".join(sorted(found - SEEDED_BY_DEFAULT))
+    assert not SEEDED_BY_DEFAULT - found, "fixed: remove from SEEDED_BY_DEFAULT:\n" + \
+        "\n".join(sorted(SEEDED_BY_DEFAULT - found))
+
+
+@pytest.mark.parametrize("source, caught", [
+    ("def fit(X, random_state=0):\n    pass\n", {"graph/x.py:fit(random_state=0)"}),
+    ("class A:\n    def __init__(self, *, random_state=42):\n        pass\n",
+     {"graph/x.py:A.__init__(random_state=42)"}),
+    ("def draw(n, random_state: int = 2020):\n    pass\n", {"graph/x.py:draw(random_state=2020)"}),
+    ("def fit(X, random_state=None):\n    pass\ndef _private(random_state=0):\n    pass\n"
+     "def run(*, random_state):\n    pass\n", set()),
+])
+def test_the_random_state_default_rule_reads_signatures(source, caught, tmp_path):
+    (tmp_path / "graph").mkdir()
+    path = tmp_path / "graph" / "x.py"
+    path.write_text(source)
+    assert _random_state_defaults(path, tmp_path) == caught
+
+
 # --------------------------------------------------------------------------- no paper parses a metric key (#46)
 KEY_PARSERS = ("split", "rsplit", "partition", "rpartition", "removeprefix", "removesuffix")
 KEY_PARSE_ALLOWED = {  # (paper, the call's source): string parsing that does not read a metric key

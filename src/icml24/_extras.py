@@ -2,7 +2,7 @@
 
 The core (``pip install icml24``: numpy, scipy, scikit-learn, the CLI) runs ``icml24 list``/``show`` and the fields
 that need nothing more; each field package has its extra (``pip install 'icml24[graph]'``, pyproject.toml's
-optional dependencies). A field's ``__init__`` calls :func:`require` first: it looks its modules up without
+optional dependencies). A field's ``__init__`` calls ``require`` first: it looks its modules up without
 importing them and, when one is missing, raises ``ImportError: icml24.graph needs torch_geometric: pip install
 'icml24[graph]'`` instead of a bare ``No module named ...`` from deep inside a method.
 

@@ -4,9 +4,9 @@ A method with a long loop takes ``progress: Callable[[int, int], None] | None = 
 call that loops, not ``__init__``) and calls ``progress(done, total)`` after each unit of its outermost loop
 (a training step, a layer, a chunk of candidates): ``done`` counts units finished so far (1 .. ``total``),
 ``total`` is the number of units that call will run. The return value is ignored; ``None`` means no reporting.
-A method states its unit in the docstring. :func:`tracked` wraps a loop this way.
+A method states its unit in the docstring. ``tracked`` wraps a loop this way.
 
-On the caller's side any ``(done, total)`` function works (a logger, a test's list.append); :func:`progress_bar`
+On the caller's side any ``(done, total)`` function works (a logger, a test's list.append); ``progress_bar``
 is one drawing a tqdm bar, and an experiment gets one from ``ctx.progress_callback(description)`` (a bar when the
 run is interactive, else ``None``).
 """

@@ -11,9 +11,9 @@ of ``fit``/``run`` (never in ``__init__``, which stores it verbatim):
 - a legacy ``numpy.random.RandomState`` (what ``sklearn.utils.check_random_state`` returns): accepted; a new
   Generator is seeded from 128 bits drawn from it (which advances it);
 - a ``torch.Generator``: accepted likewise (a numpy Generator seeded from 128 bits it draws; used as is by
-  :func:`torch_generator`).
+  ``torch_generator``).
 
-Independent sub-streams come from :func:`spawn` (``SeedSequence.spawn``), never from ``seed + k`` offsets: nearby
+Independent sub-streams come from ``spawn`` (``SeedSequence.spawn``), never from ``seed + k`` offsets: nearby
 integer seeds are distinct seeds but the idiom hides which streams a method uses, and two methods adding their
 own offsets to one seed collide.
 """
@@ -84,7 +84,7 @@ def spawn(random_state: RandomState, n: int, name: str = "random_state") -> list
     """``n`` independent child Generators of ``random_state`` (``SeedSequence.spawn``), deterministic for an int.
 
     For an int seed the children are those of ``SeedSequence(seed)``; a Generator spawns from its own seed
-    sequence (``Generator.spawn``, so repeated calls give new children). Feed a child to :func:`torch_generator`
+    sequence (``Generator.spawn``, so repeated calls give new children). Feed a child to ``torch_generator``
     for a torch stream, or to a library as ``int(child.integers(2**31))``.
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:

@@ -10,10 +10,15 @@ import math
 from typing import Any
 
 import numpy as np
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
 
-class NotFittedError(ValueError, AttributeError):
-    """An estimator was used before ``fit``."""
+class NotFittedError(_SklearnNotFittedError):
+    """An estimator was used before ``fit``.
+
+    A subclass of scikit-learn's ``NotFittedError`` (itself a ValueError and an AttributeError), so
+    ``except sklearn.exceptions.NotFittedError`` and scikit-learn's estimator checks catch it.
+    """
 
 
 def check_fitted(estimator: Any, *attributes: str) -> None:

@@ -119,29 +119,32 @@ def test_beta_at_most_two_gamma_goes_extinct_on_average():
 
 
 def test_validation_and_not_fitted():
+    def run(**params):  # the parameters are stored as given (scikit-learn's contract) and checked by run
+        return InfectionSimulation(**params).run(1, np.random.default_rng(0))
+
     with pytest.raises(ValueError, match="even"):
-        InfectionSimulation(5)
+        run(num_agents=5)
     with pytest.raises(ValueError, match="cannot exceed"):
-        InfectionSimulation(4, alpha=0.95, beta=0.8)  # alpha = retrieval x jailbreak <= beta
-    InfectionSimulation(4, alpha=0.95, beta=0.8, definition="bernoulli")  # the theory allows any alpha
+        run(num_agents=4, alpha=0.95, beta=0.8)  # alpha = retrieval x jailbreak <= beta
+    run(num_agents=4, alpha=0.95, beta=0.8, definition="bernoulli")  # the theory allows any alpha
     with pytest.raises(ValueError, match="definition"):
-        InfectionSimulation(4, definition="theory")
+        run(num_agents=4, definition="theory")
     with pytest.raises(ValueError, match="rounds"):
         InfectionSimulation(4).run(2.5, np.random.default_rng(0))
     with pytest.raises(ValueError, match="ages"):
         InfectionSimulation(4).simulate(np.array([0, 12, -1, -1]), [])
     with pytest.raises(ValueError, match="album_size"):
-        InfectionSimulation(4, album_size=0)
+        run(num_agents=4, album_size=0)
     with pytest.raises(ValueError, match="seed_ratio"):
-        InfectionSimulation(4, seed_ratio=1.5)
+        run(num_agents=4, seed_ratio=1.5)
     with pytest.raises(ValueError, match="level"):
         first_round_reaching(np.array([0.1, 0.2]), float("nan"))
     with pytest.raises(ValueError, match="level"):
         sequential_rounds_to(256, 1.5)
     with pytest.raises(ValueError, match="beta"):
-        InfectionSimulation(4, beta=1.5)
+        run(num_agents=4, beta=1.5)
     with pytest.raises(ValueError, match="alpha"):
-        InfectionSimulation(4, alpha=float("nan"))
+        run(num_agents=4, alpha=float("nan"))
     with pytest.raises(NotFittedError):
         _ = InfectionSimulation(4).carriers_
 

@@ -10,6 +10,7 @@ from icml24.agents import (
     closed_form,
     contained,
     fit_rates,
+    infected_ratio,
     limit_ratio,
     ode_solution,
     recurrence,
@@ -63,3 +64,16 @@ def test_bad_inputs_are_refused_with_a_value_error(call):
     with pytest.raises(ValueError):
         call()
     assert rounds_needed(0.5, 1, 0, c0=0.0) == float("inf")  # nobody carries: never
+
+
+@pytest.mark.parametrize("alpha", [-0.5, 1.5, float("nan")])
+def test_infected_ratio_refuses_an_alpha_outside_the_unit_interval(alpha):
+    with pytest.raises(ValueError, match=r"alpha .* must lie in \[0, 1\]"):
+        infected_ratio([0.1, 0.2], alpha)
+    assert infected_ratio([0.1, 0.2], 0.5) == pytest.approx([0.05, 0.1])
+
+
+@pytest.mark.parametrize("steps_per_unit", [0, -1, 2.5, float("nan")])
+def test_ode_solution_refuses_a_step_count_below_one(steps_per_unit):
+    with pytest.raises(ValueError, match=r"steps_per_unit must be an integer >= 1"):
+        ode_solution(0.1, 0.5, 0.1, 3, steps_per_unit=steps_per_unit)

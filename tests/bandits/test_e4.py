@@ -99,8 +99,10 @@ def test_e4_rejects_tiny_horizon_and_a_one_arm_bandit():
                                           ({"reg": 0.0}, "reg must be > 0"),
                                           ({"design_tol": float("inf")}, "design_tol contains NaN")])
 def test_e4_rejects_bad_hyperparameters(kwargs, match):
+    policy = E4(**kwargs)  # stored as given (scikit-learn's contract), checked when a run starts
+    assert all(getattr(policy, name) is value for name, value in kwargs.items())
     with pytest.raises(ValueError, match=match):
-        E4(**kwargs)
+        run_batched(policy, end_of_optimism_instance(), 100, random_state=0)
 
 
 def test_e4_before_reset_raises_not_fitted():

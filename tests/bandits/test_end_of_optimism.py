@@ -41,6 +41,6 @@ def test_endoa_is_fully_sequential_in_batch_count():
 
 def test_endoa_rejects_bad_hyperparameters():
     with pytest.raises(ValueError, match="block must be >= 1"):
-        EndOfOptimism(block=0)
+        run_batched(EndOfOptimism(block=0), end_of_optimism_instance(), 100, random_state=0)
     with pytest.raises(ValueError, match="c contains NaN"):
-        EndOfOptimism(c=float("nan"))
+        run_batched(EndOfOptimism(c=float("nan")), end_of_optimism_instance(), 100, random_state=0)

@@ -16,4 +16,4 @@ def test_lints_learns_the_best_arm_and_is_seeded():
 
 def test_lints_rejects_bad_hyperparameters():
     with pytest.raises(ValueError, match="scale contains NaN"):
-        LinTS(scale=float("nan"))
+        run_batched(LinTS(scale=float("nan")), LinearBandit(np.eye(2), np.ones(2)), 10, random_state=0)

@@ -17,4 +17,4 @@ def test_linucb_learns_the_best_arm():
                                           ({"delta": 1.5}, "delta must lie in")])
 def test_linucb_rejects_bad_hyperparameters(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        LinUCB(**kwargs)
+        run_batched(LinUCB(**kwargs), LinearBandit(np.eye(2), np.ones(2)), 10, random_state=0)

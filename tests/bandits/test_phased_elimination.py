@@ -15,4 +15,4 @@ def test_phased_elimination_batches_and_best_arm():
 
 def test_phased_elimination_rejects_bad_hyperparameters():
     with pytest.raises(ValueError, match="design_tol contains NaN"):
-        PhasedElimination(design_tol=float("nan"))
+        run_batched(PhasedElimination(design_tol=float("nan")), end_of_optimism_instance(), 100, random_state=0)

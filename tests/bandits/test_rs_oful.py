@@ -27,4 +27,4 @@ def test_rs_oful_switches_rarely():
 
 def test_rs_oful_rejects_bad_hyperparameters():
     with pytest.raises(ValueError, match="switch_factor must be > 0"):
-        RarelySwitchingOFUL(switch_factor=0.0)
+        run_batched(RarelySwitchingOFUL(switch_factor=0.0), end_of_optimism_instance(), 100, random_state=0)

@@ -83,3 +83,14 @@ def test_closed_form_gradient_equals_autograd(cls, parents):
         assert value == pytest.approx(objective(torch.tensor(theta)).item(), rel=1e-12, abs=1e-12)
         assert np.allclose(grad, t.grad.numpy(), rtol=1e-9, atol=1e-12)
         assert np.abs(grad).max() > 1e-4
+
+
+@pytest.mark.parametrize("z,factor,message", [
+    (np.array([[0.0], [np.nan], [3.0]]), 2.5, "z contains NaN or infinite"),
+    (np.array([[0.0], [np.inf]]), 2.5, "z contains NaN or infinite"),
+    (np.zeros((0, 2)), 2.5, "z must hold at least one sample"),
+    (np.array([[0.0], [1.0]]), -1.0, r"factor must be a finite number > 0"),
+])
+def test_median_width_refuses_bad_input_naming_it(z, factor, message):
+    with pytest.raises(ValueError, match=message):
+        median_width(z, factor)

@@ -60,7 +60,7 @@ def test_mnist1d_generated_offline_without_touching_global_rng():
     before = (np.random.random(), random.random())
     np.random.seed(3)
     random.seed(3)
-    x, y, shape = mnist1d(num_samples=200)
+    x, y, shape = mnist1d(num_samples=200, random_state=42)
     assert x.shape == (200, 40) and shape == (40,) and set(np.unique(y)) == set(range(10))
     assert (np.random.random(), random.random()) == before
 

@@ -253,3 +253,10 @@ def test_select_chooses_on_validation_only():
 def test_generalized_rp_defaults_are_the_official_cora_settings():
     model = GeneralizedRP()
     assert (model.steps, model.lr, model.k, model.gamma) == (20000, 10.0, 3, 1.0)
+
+
+@pytest.mark.parametrize("cls", [ResidualPropagation, GeneralizedRP])
+@pytest.mark.parametrize("k", [0, -1, 2.0])
+def test_k_below_one_is_refused_naming_k_and_its_range(cls, k):
+    with pytest.raises(ValueError, match=r"k must be an int >= 1"):
+        cls(steps=2, k=k).fit(small_graph())

@@ -36,7 +36,7 @@ def test_estimator_contract():
         model.predict(np.zeros((1, 1)))
     with pytest.raises(ValueError, match="X contains NaN"):
         model.fit(np.array([[np.nan], [1.0]]), np.zeros(2))
-    with pytest.raises(ValueError, match="rows"):
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         model.fit(np.zeros((3, 1)), np.zeros(2))
     with pytest.raises(ValueError, match="kernel must be"):
         KernelRidgeless("poly").fit(np.zeros((3, 1)), np.zeros(3))  # parameters are validated in fit
@@ -115,16 +115,38 @@ def test_bad_parameters_are_named_at_fit(params, match):
 
 
 def test_bad_data_is_named():
+    """scikit-learn's messages (``validate_data``): empty, 1-d, sparse, complex X, y=None, a 2-d y, wrong width."""
+    from scipy import sparse
+
     model = KernelRidgeless()
-    with pytest.raises(ValueError, match="non-empty 2-d"):
+    X, y = np.arange(4.0)[:, None], np.arange(4.0)
+    with pytest.raises(ValueError, match="0 sample"):
         model.fit(np.zeros((0, 2)), np.zeros(0))
-    with pytest.raises(ValueError, match="y must be 1-d"):
+    with pytest.raises(ValueError, match="Expected 2D array, got 1D array"):
+        model.fit(X[:, 0], y)
+    with pytest.raises(TypeError, match="dense data is required"):
+        model.fit(sparse.csr_matrix(X), y)
+    with pytest.raises(ValueError, match="Complex data not supported"):
+        model.fit(X + 1j, y)
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        model.fit(X, None)
+    with pytest.raises(ValueError, match="1d array"):
         model.fit(np.zeros((3, 1)), np.zeros((3, 2)))
-    fitted = KernelRidgeless().fit(np.arange(4.0)[:, None], np.arange(4.0))
-    with pytest.raises(ValueError, match="1 columns"):
+    fitted = KernelRidgeless().fit(X, y)
+    with pytest.raises(ValueError, match="expecting 1 features"):
         fitted.predict(np.zeros((2, 3)))
     with pytest.raises(ValueError, match="X contains NaN"):
         fitted.predict(np.array([[np.inf]]))
+
+
+def test_not_fitted_is_scikit_learns_not_fitted_error():
+    from sklearn.exceptions import NotFittedError as SklearnNotFittedError
+
+    from icml24.kernels import KernelRidgeCV
+
+    for model in (KernelRidgeless(), KernelRidgeCV()):
+        with pytest.raises(SklearnNotFittedError):
+            model.predict(np.zeros((1, 1)))
 
 
 def test_ridge_cv_leave_one_out_is_exact_and_regularizes():

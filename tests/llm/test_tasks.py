@@ -4,7 +4,7 @@ vaderSentiment/countryinfo wheels that ship the data)."""
 import numpy as np
 import pytest
 
-from icml24.llm import load_task
+from icml24.llm import LabelWordTask, load_task
 
 pytest.importorskip("countryinfo")
 
@@ -43,5 +43,21 @@ def test_an_int_random_state_is_default_rng_of_it_and_fixes_the_distractors():
     cal, test = task.split(10, 20, random_state=5)
     again_cal, again = task.split(10, 20, random_state=np.random.default_rng(5))
     assert cal.queries == again_cal.queries and test.queries == again.queries
-    assert load_task("capital").queries == load_task("capital", random_state=0).queries  # fixed by default
-    assert load_task("capital", random_state=1).queries != load_task("capital").queries
+    assert load_task("capital", random_state=0).queries == load_task("capital", random_state=0).queries  # same seed
+    assert load_task("capital", random_state=1).queries != load_task("capital", random_state=0).queries
+
+
+@pytest.mark.parametrize("choices,labels,message", [
+    ([["yes", ""]] * 2, [0, 1], "non-empty label words"),  # an empty label word: its first token is a space
+    ([["yes", 3]] * 2, [0, 1], "non-empty label words"),  # a non-string word
+    (["yn", "yn"], [0, 1], "non-empty label words"),  # a string, not a list of words
+    ([["yes", "yes"]] * 2, [0, 1], "repeats a label word"),  # duplicate choices: two right answers
+    ([["yes", "no"]] * 2, [0, 2], r"labels must lie in \[0, 2\)"),  # a label past the choices
+    ([["yes", "no"]] * 2, [-1, 0], r"labels must lie in \[0, 2\)"),
+    ([["yes", "no"]] * 2, [0.5, 1], "integer indices"),  # a fractional label was truncated to 0
+])
+def test_label_word_task_refuses_bad_choices_and_labels(choices, labels, message):
+    with pytest.raises(ValueError, match=message):
+        LabelWordTask("t", ["q1", "q2"], choices, labels)
+    good = LabelWordTask("t", ["q1", "q2"], [["yes", "no"]] * 2, [0.0, 1.0])
+    assert good.labels.tolist() == [0, 1] and good.chance == 0.5

@@ -68,8 +68,8 @@ def test_the_bernoulli_variant_overstates_the_current_ratio_at_the_same_rates():
     theory = InfectionSimulation(2**14, alpha=0.95, beta=0.8, seed_ratio=0.05, definition="bernoulli")
     theory.run(40, np.random.default_rng(0))
     assert (theory.infected_ - official.infected_)[-5:].mean() == pytest.approx(0.19, abs=0.02)
-    with pytest.raises(ValueError, match="cannot exceed"):
-        InfectionSimulation(256, alpha=0.95, beta=0.8)
+    with pytest.raises(ValueError, match="cannot exceed"):  # checked when the simulation runs
+        InfectionSimulation(256, alpha=0.95, beta=0.8).run(1, np.random.default_rng(0))
 
 
 def test_settings_follow_the_paper():

@@ -101,3 +101,11 @@ def test_bad_settings_are_rejected():
         RigL(10, delta=0)
     with pytest.raises(ValueError, match="alpha"):
         RigL(10, alpha=1.5)
+
+
+@pytest.mark.parametrize("step,end,message", [(0, 0, r"end must be a number of steps > 0"),
+                                               (1, -5, r"end must be a number of steps > 0"),
+                                               (-1, 10, r"step must be >= 0")])
+def test_drop_fraction_refuses_a_schedule_without_steps(step, end, message):
+    with pytest.raises(ValueError, match=message):
+        drop_fraction(step, 0.3, end)

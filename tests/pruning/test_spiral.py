@@ -51,3 +51,9 @@ def test_random_state_only_shuffles():
 def test_rejects_tiny_sizes():
     with pytest.raises(ValueError, match="num_points"):
         cubist_spiral(10)
+
+
+@pytest.mark.parametrize("num_vertices", [0, 1, -3, 2.5])
+def test_spiral_vertices_refuse_fewer_than_two_vertices(num_vertices):
+    with pytest.raises(ValueError, match=r"num_vertices must be an integer >= 2"):
+        spiral_vertices(num_vertices)

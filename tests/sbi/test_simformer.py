@@ -51,8 +51,8 @@ def test_same_seed_same_model_and_validation_errors():
     assert first.loss_history_ == second.loss_history_
     with pytest.raises(ValueError, match="append_simulations"):
         Simformer().train()
-    with pytest.raises(ValueError, match="needs a graph"):
-        Simformer(graph_kind="directed")
+    with pytest.raises(ValueError, match="needs a graph"):  # parameters are checked by train (stored as given)
+        Simformer(graph_kind="directed").append_simulations(torch.zeros(3, 1), torch.zeros(3, 1)).train(max_steps=0)
     with pytest.raises(ValueError, match="rows"):
         Simformer().append_simulations(torch.zeros(3, 1), torch.zeros(2, 1))
     with pytest.raises(ValueError, match="every variable"):
@@ -81,7 +81,7 @@ def test_num_variables_is_checked():
     with pytest.raises(ValueError, match="num_variables=3"):
         Simformer(3, **TINY).append_simulations(torch.zeros(10, 2), torch.zeros(10, 2)).train(max_steps=1)
     with pytest.raises(ValueError, match="graph has 2 nodes"):
-        Simformer(3, graph=np.eye(2))
+        Simformer(3, graph=np.eye(2)).append_simulations(torch.zeros(10, 1), torch.zeros(10, 1)).train(max_steps=0)
 
 
 def test_unfitted_simformer_raises_not_fitted():
@@ -188,7 +188,10 @@ def test_a_trained_nonlinear_conditional_matches_a_grid_reference():
     all-conditional network had been trained on that mask, not from the sampler or the conditioning.
 
     Tolerance on the mean: 4 Monte Carlo standard errors (exact std / sqrt(n)) plus the Euler–Maruyama bias measured
-    with the exact score (< 0.006, test_sampling); the held-out bias (0.07-0.1) is 17-24 standard errors."""
+    with the exact score (< 0.006, test_sampling); the held-out bias (0.07-0.1) is 17-24 standard errors. Tolerance
+    on the std: the spread over training seeds at this budget, |std ratio - 1| = 0.006, 0.076, 0.137, 0.178 for
+    random_state 0-3 (the independent streams of issue #58); a sampler that ignored the condition would be off by
+    a factor of about 3."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -208,18 +211,20 @@ def test_a_trained_nonlinear_conditional_matches_a_grid_reference():
     exact_std = float((weights * (grid - exact_mean) ** 2).sum().sqrt())
     assert abs(exact_mean - 0.589) < 0.002 and abs(exact_std - 0.188) < 0.002
     assert abs(float(samples.mean()) - exact_mean) < 4 * exact_std / math.sqrt(n) + 0.006
-    assert abs(float(samples.std()) / exact_std - 1) < 0.15
+    assert abs(float(samples.std()) / exact_std - 1) < 0.2
 
 
 def test_condition_masks_name_the_official_options_or_fixed_masks():
     model = Simformer(condition_masks="likelihood", **TINY)
     model.append_simulations(torch.zeros(8, 2), torch.ones(8, 1)).train(max_steps=1, batch_size=4)
     assert model._sample_condition_masks(3, torch.Generator()).tolist() == [[True, True, False]] * 3
-    fixed = Simformer(condition_masks=[[1, 0, 1], [0, 0, 1]]).condition_masks
-    assert fixed.dtype == bool and fixed.shape == (2, 3)
+    fixed = Simformer(condition_masks=[[1, 0, 1], [0, 0, 1]], **TINY)
+    fixed.append_simulations(torch.zeros(8, 2), torch.ones(8, 1)).train(max_steps=0)
+    assert fixed.condition_masks_.dtype == bool and fixed.condition_masks_.shape == (2, 3)
     for bad in ("random", [[1, 1, 1]]):
+        model = Simformer(condition_masks=bad, **TINY).append_simulations(torch.zeros(8, 2), torch.ones(8, 1))
         with pytest.raises(ValueError, match="condition_masks"):
-            Simformer(condition_masks=bad)
+            model.train(max_steps=0)
 
 
 def test_zero_steps_leave_the_network_at_its_initialisation():
@@ -246,18 +251,20 @@ def test_a_bounded_prior_implies_its_support_by_default_and_false_opts_out():
     x = theta[:, :1] * theta[:, 1:] + 0.1 * torch.randn(200, 1)
     box = torch.distributions.Independent(torch.distributions.Uniform(-torch.ones(2), torch.ones(2)), 1)
     kwargs = dict(num_layers=1, num_heads=1, head_dim=4, id_dim=4, value_dim=4, condition_dim=2, time_dim=8)
-    model = Simformer(prior=box, **kwargs).append_simulations(theta, x).train(max_steps=0)
+    model = Simformer(prior=box, random_state=0, **kwargs).append_simulations(theta, x).train(max_steps=0)
     low, high = model.support_
     assert torch.equal(low[:2], -torch.ones(2)) and torch.isinf(low[2]) and torch.equal(high[:2], torch.ones(2))
     samples = model.sample(20, {2: 0.3}, num_steps=5, max_rounds=200)
     assert ((samples[:, :2] >= -1) & (samples[:, :2] <= 1)).all()
-    assert 0.0 <= model.rejection_rate_ < 1.0
-    opted_out = Simformer(prior=box, support=False, **kwargs).append_simulations(theta, x).train(max_steps=0)
+    assert 0.0 < model.rejection_rate_ <= 1.0  # an untrained network puts (nearly) all its mass outside the box
+    opted_out = Simformer(prior=box, support=False, random_state=0, **kwargs)
+    opted_out.append_simulations(theta, x).train(max_steps=0)
     assert opted_out.support_ is None
     opted_out.sample(5, {2: 0.3}, num_steps=5)
     assert opted_out.rejection_rate_ == 0.0
     unbounded = torch.distributions.MultivariateNormal(torch.zeros(2), torch.eye(2))
-    assert Simformer(prior=unbounded, **kwargs).append_simulations(theta, x).train(max_steps=0).support_ is None
+    unbounded_model = Simformer(prior=unbounded, random_state=0, **kwargs).append_simulations(theta, x)
+    assert unbounded_model.train(max_steps=0).support_ is None
 
 
 def test_asked_conditionals_are_weighted_into_the_training_masks():
@@ -290,8 +297,9 @@ def test_asked_conditionals_are_weighted_into_the_training_masks():
                                            ({"conditional_weight": 1.5}, "conditional_weight"),
                                            ({"conditional_weight": float("nan")}, "conditional_weight")])
 def test_bad_conditionals_are_rejected(kwargs, match):
-    with pytest.raises(ValueError, match=match):
-        Simformer(**kwargs)
+    model = Simformer(**kwargs, **TINY).append_simulations(torch.zeros(8, 2), torch.ones(8, 1))
+    with pytest.raises(ValueError, match=match):  # stored as given, checked by train
+        model.train(max_steps=0)
 
 
 def test_conditionals_must_fit_the_data():
@@ -301,8 +309,8 @@ def test_conditionals_must_fit_the_data():
 
 
 def test_random_state_is_stored_verbatim_and_accepts_generators():
-    """Issue #46: ``random_state`` is kept as given in ``__init__`` and read in ``train``; an int keeps the former
-    ``seed``'s streams, a numpy Generator seeded alike reproduces a run, and a bad value is refused there."""
+    """Issue #46: ``random_state`` is kept as given in ``__init__`` and read in ``train`` (three independent children,
+    issue #58), a numpy Generator seeded alike reproduces a run, and a bad value is refused there."""
     rng = np.random.default_rng(7)
     model = Simformer(4, random_state=rng, **TINY)
     assert model.random_state is rng

@@ -32,6 +32,29 @@ def test_not_fitted_and_nan_messages(estimator):
         estimator.fit(X, np.r_[X[1:, 0], np.inf])
 
 
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: type(e).__name__)
+def test_feature_names_out_and_pandas_output(estimator):
+    """Fit on a DataFrame: ``get_feature_names_out`` names the d reduced columns after the class, and with
+    ``set_output(transform="pandas")`` transform returns a DataFrame with those columns, the input's index and
+    the array output's values."""
+    from sklearn.base import clone
+
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.standard_normal((60, 3)), columns=["age", "dose", "weight"], index=np.arange(100, 160))
+    y = X["age"] + 0.5 * X["dose"] + 0.1 * rng.standard_normal(60)
+    plain = clone(estimator).fit(X, y)
+    prefix = type(estimator).__name__.lower()
+    names = plain.get_feature_names_out()
+    assert list(names) == [f"{prefix}{k}" for k in range(plain.directions_.shape[1])]
+    assert list(plain.feature_names_in_) == ["age", "dose", "weight"]
+    frame = clone(estimator).set_output(transform="pandas").fit(X, y).transform(X)
+    assert isinstance(frame, pd.DataFrame)
+    assert list(frame.columns) == list(names) and frame.index.equals(X.index)
+    np.testing.assert_array_equal(frame.to_numpy(), plain.transform(X))
+    assert isinstance(plain.transform(X), np.ndarray)  # the default output is unchanged
+
+
 def test_whiten_gives_identity_covariance_and_handles_collinearity():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((200, 4)) @ rng.standard_normal((4, 4))

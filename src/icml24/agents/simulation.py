@@ -34,6 +34,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from .._estimator import Simulator
+from .._progress import Progress, tracked
 from .._random import RandomState, check_random_state
 from .._validation import FittedAttributes, check_finite, check_positive
 
@@ -59,7 +61,7 @@ def _check_rate(name: str, value: float) -> float:
     return float(value)
 
 
-class InfectionSimulation(FittedAttributes):
+class InfectionSimulation(FittedAttributes, Simulator):
     """Randomized pair-wise chat of ``num_agents`` agents with one adversarial image (Eq. 5 dynamics).
 
     ``seed_ratio`` is c_0: ``max(1, round(seed_ratio * N))`` agents start with V_adv in their album (App. E.1 puts
@@ -68,33 +70,46 @@ class InfectionSimulation(FittedAttributes):
     alpha / beta; ``alpha=None`` means alpha = beta (official) or 1 (bernoulli). After ``run``: ``carriers_``
     (rounds + 1), ``infected_`` and ``cumulative_`` (rounds each), ``ages_`` (the final state) and ``rates_``
     (App. E.4's beta_t, alpha^Q_t, alpha^A_t per round); see the module docstring for the indexing.
+
+    ``__init__`` stores the parameters as given (scikit-learn's contract: ``clone``, ``get_params``); ``run`` and
+    every public step (``initial_ages``, ``draw_round``, ``simulate``) check them first.
     """
 
     _fit_call = "run(rounds, random_state)"
 
     def __init__(self, num_agents: int, album_size: int = 10, history_size: int = 3, alpha: float | None = None,
                  beta: float = 1.0, gamma: float = 0.0, seed_ratio: float = 1 / 1024, definition: str = "official"):
+        self.num_agents = num_agents
+        self.album_size = album_size
+        self.history_size = history_size
+        self.alpha = alpha
+        self.beta = beta
+        self.gamma = gamma
+        self.seed_ratio = seed_ratio
+        self.definition = definition
+
+    def _check_params(self) -> None:
+        num_agents, album_size, history_size = self.num_agents, self.album_size, self.history_size
         if isinstance(num_agents, bool) or int(num_agents) != num_agents or num_agents < 2 or int(num_agents) % 2:
             raise ValueError(f"num_agents must be an even integer >= 2 (pairs), got {num_agents!r}")
         if int(album_size) != album_size or int(album_size) < 1 or int(history_size) < 0:
             raise ValueError(f"album_size must be an integer >= 1 and history_size >= 0, got {album_size}, "
                              f"{history_size}")
-        if definition not in DEFINITIONS:
-            raise ValueError(f"definition must be one of {', '.join(DEFINITIONS)}, got {definition!r}")
-        self.num_agents = int(num_agents)
-        self.album_size = int(album_size)
-        self.history_size = int(history_size)
-        self.beta = _check_rate("beta", beta)
-        if alpha is None:  # every retrieval jailbreaks (official); the theory's certain symptom (bernoulli)
-            alpha = self.beta if definition == "official" else 1.0
-        self.alpha = _check_rate("alpha", alpha)
-        self.gamma = _check_rate("gamma", gamma)
-        self.seed_ratio = _check_rate("seed_ratio", seed_ratio)
-        self.definition = definition
-        if definition == "official" and self.alpha > self.beta:
+        if self.definition not in DEFINITIONS:
+            raise ValueError(f"definition must be one of {', '.join(DEFINITIONS)}, got {self.definition!r}")
+        for name in ("beta", "gamma", "seed_ratio") + (("alpha",) if self.alpha is not None else ()):
+            _check_rate(name, getattr(self, name))
+        if self.definition == "official" and self._alpha > self.beta:
             raise ValueError(f"under the official definition alpha = retrieval x jailbreak (App. E.4) cannot exceed "
-                             f"beta (the retrieval rate): got alpha={alpha} > beta={beta}; lower alpha or pass "
-                             f"definition='bernoulli' (the theory's independent symptom draw)")
+                             f"beta (the retrieval rate): got alpha={self.alpha} > beta={self.beta}; lower alpha or "
+                             f"pass definition='bernoulli' (the theory's independent symptom draw)")
+
+    @property
+    def _alpha(self) -> float:
+        """alpha with None resolved: every retrieval jailbreaks (official), a certain symptom (bernoulli)."""
+        if self.alpha is None:
+            return float(self.beta) if self.definition == "official" else 1.0
+        return float(self.alpha)
 
     @property
     def num_seeded(self) -> int:
@@ -104,28 +119,30 @@ class InfectionSimulation(FittedAttributes):
     @property
     def jailbreak(self) -> float:
         """Jailbreak rate of a chat given V_adv was retrieved (official definition): alpha / beta."""
-        return self.alpha / self.beta if self.beta > 0 else 0.0
+        return self._alpha / self.beta if self.beta > 0 else 0.0
 
     def initial_ages(self, random_state: RandomState = None) -> np.ndarray:
         """The starting state: V_adv (age 0) in ``num_seeded`` random albums, absent (-1) elsewhere."""
-        ages = np.full(self.num_agents, -1, dtype=np.int16)
-        ages[check_random_state(random_state).permutation(self.num_agents)[: self.num_seeded]] = 0
+        self._check_params()
+        ages = np.full(int(self.num_agents), -1, dtype=np.int16)
+        ages[check_random_state(random_state).permutation(int(self.num_agents))[: self.num_seeded]] = 0
         return ages
 
     def draw_round(self, random_state: RandomState = None) -> dict[str, np.ndarray]:
         """Every random number one round uses, in a fixed order (a per-agent loop can replay them exactly); a numpy
         Generator ``random_state`` is advanced, so successive calls draw successive rounds."""
-        rng = check_random_state(random_state)
-        questioners, answerers = random_matching(self.num_agents, rng)
+        self._check_params()
+        num_agents, rng = int(self.num_agents), check_random_state(random_state)
+        questioners, answerers = random_matching(num_agents, rng)
         half = questioners.size
         draws = {"questioners": questioners, "answerers": answerers,
                  "retrieve": rng.random(half) < self.beta,  # Eq. 2
-                 "purge": rng.random(self.num_agents) < self.gamma}  # Eq. 3
+                 "purge": rng.random(num_agents) < self.gamma}  # Eq. 3
         if self.definition == "official":
             draws["jailbreak_q"] = rng.random(half) < self.jailbreak  # the question is the target
             draws["jailbreak_a"] = rng.random(half) < self.jailbreak  # the answer is the target
         else:
-            draws["symptom"] = rng.random(self.num_agents) < self.alpha  # Eq. 1
+            draws["symptom"] = rng.random(num_agents) < self._alpha  # Eq. 1
         return draws
 
     def infected_in_round(self, ages: np.ndarray, draws: dict[str, np.ndarray]) -> np.ndarray:
@@ -135,7 +152,7 @@ class InfectionSimulation(FittedAttributes):
             return start & draws["symptom"]  # Eq. 4: p_t = alpha c_t in expectation
         q, a = draws["questioners"], draws["answerers"]
         retrieved = start[q] & draws["retrieve"]  # V_adv is this chat's image
-        sick = np.zeros(self.num_agents, dtype=bool)
+        sick = np.zeros(int(self.num_agents), dtype=bool)
         sick[q] = retrieved & draws["jailbreak_q"]
         sick[a] = retrieved & draws["jailbreak_a"]
         return sick
@@ -169,10 +186,11 @@ class InfectionSimulation(FittedAttributes):
     def simulate(self, ages: np.ndarray, rounds: Iterable[dict[str, np.ndarray]]) -> InfectionSimulation:
         """Play the rounds ``rounds`` (draws as ``draw_round`` makes them, e.g. replayed from a recorded run) from
         the state ``ages``; fills ``carriers_``, ``infected_``, ``cumulative_`` and ``ages_``."""
+        self._check_params()
         ages = np.asarray(ages, dtype=np.int16)
-        if ages.shape != (self.num_agents,) or ages.min() < -1 or ages.max() >= self.album_size:
+        if ages.shape != (int(self.num_agents),) or ages.min() < -1 or ages.max() >= self.album_size:
             raise ValueError(f"ages must be {self.num_agents} album ages in [-1, {self.album_size - 1}]")
-        ever = np.zeros(self.num_agents, dtype=bool)
+        ever = np.zeros(int(self.num_agents), dtype=bool)
         carriers, infected, cumulative = [(ages >= 0).mean()], [], []
         rates: dict[str, list[float]] = {"beta_t": [], "alpha_q_t": [], "alpha_a_t": []}
         for draws in rounds:
@@ -191,15 +209,19 @@ class InfectionSimulation(FittedAttributes):
         self.ages_ = ages
         return self
 
-    def run(self, rounds: int, random_state: RandomState = None) -> InfectionSimulation:
+    def run(self, rounds: int, random_state: RandomState = None,
+            progress: Progress | None = None) -> InfectionSimulation:
         """Simulate ``rounds`` chat rounds from ``initial_ages``; fills the curves (see ``simulate``).
 
-        ``random_state`` (None, an int or a numpy Generator) draws the seeded albums, then every round in turn."""
+        ``random_state`` (None, an int or a numpy Generator) draws the seeded albums, then every round in turn;
+        ``progress(done, total)`` (``icml24._progress``) is called after each round."""
+        self._check_params()
         if isinstance(rounds, bool) or int(rounds) != rounds or rounds < 0:
             raise ValueError(f"rounds must be an integer >= 0, got {rounds!r}")
         rng = check_random_state(random_state)
         ages = self.initial_ages(rng)
-        return self.simulate(ages, (self.draw_round(rng) for _ in range(int(rounds))))
+        draws = (self.draw_round(rng) for _ in range(int(rounds)))
+        return self.simulate(ages, tracked(draws, progress, total=int(rounds)))
 
 
 def first_round_reaching(curve: np.ndarray, level: float) -> int:

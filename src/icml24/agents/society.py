@@ -135,7 +135,7 @@ def _spread_metrics(run: dict[str, np.ndarray], prefix: str) -> dict[str, float]
 
 
 def society_experiment(num_agents: int = 128, rounds: int = 32, attack_epochs: int = 100,
-                       random_state: RandomState = 0, *,
+                       random_state: RandomState = None, *,
                        album_size: int = 10, border: int = 2, borders: tuple[int, ...] = (), size: int = 112,
                        bank_per_class: int = 64, train_steps: int = 300, ensemble_agents: int = 64,
                        ensemble_rounds: int = 8, craft: bool = True, ood_probes: int = 64,

@@ -219,7 +219,7 @@ def train_clip(world: World, random_state: RandomState = None, steps: int = 300,
     never seen in training, so plans (longer, out-of-distribution text) share a large common component.
 
     ``random_state`` draws the training pool and the minibatches; ``model`` is the initialised model to train (see
-    :func:`init_weights`), by default a new one initialised from a torch stream seeded by a first draw of
+    ``init_weights``), by default a new one initialised from a torch stream seeded by a first draw of
     ``random_state``."""
     rng = check_random_state(random_state)
     model = _initialised(model, lambda: TinyCLIP(world), rng)
@@ -246,7 +246,7 @@ def train_responder(world: World, random_state: RandomState = None, steps: int =
                     model: TinyResponder | None = None) -> TinyResponder:
     """Echo pretraining mixed with benign image instruction tuning (ASK -> question token, ANSWER -> answer token).
 
-    ``random_state`` and ``model`` as in :func:`train_clip`."""
+    ``random_state`` and ``model`` as in ``train_clip``."""
     rng = check_random_state(random_state)
     model = _initialised(model, lambda: TinyResponder(world), rng)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)

@@ -40,7 +40,9 @@ def recurrence(c0: float, beta: float, gamma: float, rounds: int) -> np.ndarray:
 
 
 def infected_ratio(carriers: np.ndarray, alpha: float) -> np.ndarray:
-    """p_t = alpha c_t (Eq. 4)."""
+    """p_t = alpha c_t (Eq. 4); ``alpha``, the share of carriers that are infected, lies in [0, 1]."""
+    if not 0 <= alpha <= 1:  # NaN fails too
+        raise ValueError(f"alpha is the share of carriers that are infected and must lie in [0, 1], got {alpha}")
     return alpha * np.asarray(carriers, dtype=float)
 
 
@@ -59,6 +61,9 @@ def ode_solution(c0: float, beta: float, gamma: float, t_end: float, steps_per_u
     """The ODE (Eq. 6) integrated by classical Runge-Kutta (RK4) on a fine grid; values at t = 0, 1, ..., t_end."""
     _rates(c0, beta, gamma)
     t_end = _rounds("t_end", t_end)
+    if isinstance(steps_per_unit, bool) or not float(steps_per_unit).is_integer() or steps_per_unit < 1:
+        raise ValueError(f"steps_per_unit must be an integer >= 1 (RK4 steps per time unit), got {steps_per_unit!r}")
+    steps_per_unit = int(steps_per_unit)
 
     def f(c):
         return beta * c * (1 - c) / 2 - gamma * c  # Eq. 6

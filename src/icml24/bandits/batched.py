@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from icml24._estimator import Policy
 from icml24._random import RandomState, check_random_state, spawn
-from icml24._validation import FittedAttributes, check_finite
+from icml24._validation import FittedAttributes, check_finite, check_positive
 
 from .least_squares import ArmLeastSquares
 from .linear_bandit import LinearBandit
 
 
-class BatchedPolicy(FittedAttributes):
+class BatchedPolicy(FittedAttributes, Policy):
     """Base class of a policy for a finite-armed linear bandit played in batches.
 
     Subclasses implement ``next_batch`` (and usually extend ``reset`` and ``update``). The runner calls
@@ -37,7 +38,8 @@ class BatchedPolicy(FittedAttributes):
     ``run_batched`` warns when the bandit has tied best arms.
 
     Attributes set by ``reset``: ``arms_ [K, d]``, ``horizon_``, ``rng_``, ``stats_`` (ridge least squares).
-    Reading one before ``reset`` raises ``NotFittedError``.
+    Reading one before ``reset`` raises ``NotFittedError``. A policy's ``__init__`` stores its parameters as given
+    (scikit-learn's contract, ``icml24._estimator.Policy``); ``reset`` checks them first (``_check_params``).
     """
 
     sequential: bool = False
@@ -48,6 +50,7 @@ class BatchedPolicy(FittedAttributes):
     def reset(self, arms: np.ndarray, horizon: int, random_state: RandomState = None) -> None:
         """Start a run on ``arms [K, d]`` for ``horizon`` pulls; ``rng_`` is ``random_state`` (None, an int or a numpy
         Generator, used as is) as a numpy Generator: the policy's own randomness."""
+        self._check_params()
         arms = check_finite("arms", np.asarray(arms, dtype=float))
         if arms.ndim != 2 or arms.shape[0] < 1:
             raise ValueError(f"arms must be a [num_arms, dim] array, got shape {arms.shape}")
@@ -57,6 +60,10 @@ class BatchedPolicy(FittedAttributes):
         self.horizon_ = int(horizon)
         self.rng_ = check_random_state(random_state)
         self.stats_ = ArmLeastSquares(arms, self.reg)
+
+    def _check_params(self) -> None:
+        """Check the parameters ``__init__`` stored (a ValueError naming the first bad one); called by ``reset``."""
+        check_positive("reg", self.reg)
 
     def next_batch(self, remaining: int) -> np.ndarray:
         """Pull counts ``[K]`` (non-negative ints, at least one pull) of the next batch."""

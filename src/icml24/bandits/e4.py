@@ -75,15 +75,17 @@ class E4(BatchedPolicy):
     RATES = ("minimax", "instance")
 
     def __init__(self, reg: float = 1.0, gamma: float = 1.0, design_tol: float = 1e-4, rate: str = "minimax"):
-        check_positive("reg", reg)
-        check_positive("gamma", gamma)  # > 0: the analysis needs (log T)^{1+gamma} with gamma > 0
-        check_positive("design_tol", design_tol)
-        if rate not in self.RATES:
-            raise ValueError(f"rate must be one of {', '.join(self.RATES)}, got {rate!r}")
-        self.reg = reg
+        self.reg = reg  # stored as given; reset() checks them (_check_params)
         self.gamma = gamma
         self.design_tol = design_tol
         self.rate = rate
+
+    def _check_params(self) -> None:
+        check_positive("reg", self.reg)
+        check_positive("gamma", self.gamma)  # > 0: the analysis needs (log T)^{1+gamma} with gamma > 0
+        check_positive("design_tol", self.design_tol)
+        if self.rate not in self.RATES:
+            raise ValueError(f"rate must be one of {', '.join(self.RATES)}, got {self.rate!r}")
 
     def __repr__(self) -> str:
         return f"E4(reg={self.reg}, gamma={self.gamma}, design_tol={self.design_tol}, rate={self.rate!r})"

@@ -35,13 +35,15 @@ class EndOfOptimism(BatchedPolicy):
     sequential = True
 
     def __init__(self, reg: float = 1.0, c: float = 1.0, block: int = 1024):
-        check_positive("reg", reg)
-        check_positive("c", c, allow_zero=True)
-        if block < 1:
-            raise ValueError(f"block must be >= 1, got {block}")
-        self.reg = reg
+        self.reg = reg  # stored as given; reset() checks them (_check_params)
         self.c = c
         self.block = block
+
+    def _check_params(self) -> None:
+        check_positive("reg", self.reg)
+        check_positive("c", self.c, allow_zero=True)
+        if self.block < 1:
+            raise ValueError(f"block must be >= 1, got {self.block}")
 
     def __repr__(self) -> str:
         return f"EndOfOptimism(reg={self.reg}, c={self.c}, block={self.block})"

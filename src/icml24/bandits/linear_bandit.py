@@ -27,6 +27,8 @@ class LinearBandit:
         optimal_arms (``[k]``): indices of every arm whose mean ties with the best (to 1e-9 relative).
     """
 
+    KIND = "environment"  # icml24._contract
+
     def __init__(self, arms, theta, noise_std: float = 1.0):
         arms = check_finite("arms", np.asarray(arms, dtype=float))
         theta = check_finite("theta", np.asarray(theta, dtype=float))

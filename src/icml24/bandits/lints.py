@@ -24,10 +24,12 @@ class LinTS(BatchedPolicy):
     sequential = True
 
     def __init__(self, reg: float = 1.0, scale: float = 1.0):
-        check_positive("reg", reg)
-        check_positive("scale", scale, allow_zero=True)
-        self.reg = reg
+        self.reg = reg  # stored as given; reset() checks them (_check_params)
         self.scale = scale
+
+    def _check_params(self) -> None:
+        check_positive("reg", self.reg)
+        check_positive("scale", self.scale, allow_zero=True)
 
     def __repr__(self) -> str:
         return f"LinTS(reg={self.reg}, scale={self.scale})"

@@ -34,15 +34,17 @@ class LinUCB(BatchedPolicy):
     sequential = True
 
     def __init__(self, reg: float = 1.0, noise_std: float = 1.0, theta_norm: float = 1.0, delta: float | None = None):
-        check_positive("reg", reg)
-        check_positive("noise_std", noise_std, allow_zero=True)
-        check_positive("theta_norm", theta_norm, allow_zero=True)
-        if delta is not None and not 0 < delta < 1:
-            raise ValueError(f"delta must lie in (0, 1), got {delta}")
-        self.reg = reg
+        self.reg = reg  # stored as given; reset() checks them (_check_params)
         self.noise_std = noise_std
         self.theta_norm = theta_norm
         self.delta = delta
+
+    def _check_params(self) -> None:
+        check_positive("reg", self.reg)
+        check_positive("noise_std", self.noise_std, allow_zero=True)
+        check_positive("theta_norm", self.theta_norm, allow_zero=True)
+        if self.delta is not None and not 0 < self.delta < 1:
+            raise ValueError(f"delta must lie in (0, 1), got {self.delta}")
 
     def __repr__(self) -> str:
         return (f"LinUCB(reg={self.reg}, noise_std={self.noise_std}, theta_norm={self.theta_norm}, "

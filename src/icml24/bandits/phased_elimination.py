@@ -28,10 +28,12 @@ class PhasedElimination(BatchedPolicy):
     """
 
     def __init__(self, reg: float = 1.0, design_tol: float = 1e-4):
-        check_positive("reg", reg)
-        check_positive("design_tol", design_tol)
-        self.reg = reg
+        self.reg = reg  # stored as given; reset() checks them (_check_params)
         self.design_tol = design_tol
+
+    def _check_params(self) -> None:
+        check_positive("reg", self.reg)
+        check_positive("design_tol", self.design_tol)
 
     def __repr__(self) -> str:
         return f"PhasedElimination(reg={self.reg}, design_tol={self.design_tol})"

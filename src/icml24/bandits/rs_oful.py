@@ -26,10 +26,12 @@ class RarelySwitchingOFUL(BatchedPolicy):
     """
 
     def __init__(self, reg: float = 1.0, switch_factor: float = 0.5):
-        check_positive("reg", reg)
-        check_positive("switch_factor", switch_factor)
-        self.reg = reg
+        self.reg = reg  # stored as given; reset() checks them (_check_params)
         self.switch_factor = switch_factor
+
+    def _check_params(self) -> None:
+        check_positive("reg", self.reg)
+        check_positive("switch_factor", self.switch_factor)
 
     def __repr__(self) -> str:
         return f"RarelySwitchingOFUL(reg={self.reg}, switch_factor={self.switch_factor})"

@@ -15,7 +15,7 @@ from itertools import chain, combinations
 import numpy as np
 
 from icml24._estimator import Estimator
-from icml24._validation import check_fitted
+from icml24._validation import FittedAttributes, check_fitted
 
 from .graphs import dag_to_cpdag, pdag_to_dag
 
@@ -45,7 +45,7 @@ def _reaches_avoiding(g: np.ndarray, start: int, target: int, blocked: set[int])
     return False
 
 
-class GES(Estimator):
+class GES(FittedAttributes, Estimator):
     """Greedy equivalence search with a ``KernelScore``-like score (``local_score(child, parents)``).
 
     Parameters: ``score`` (fitted, lower is better); ``max_parents``: an insertion into Y is considered only while Y

@@ -30,8 +30,17 @@ DISCRETE_CHILD_WIDTH = 0.01  # official: on discrete or mixed data the child wid
 
 
 def median_width(z: np.ndarray, factor: float = WIDTH_FACTOR) -> float:
-    """The median heuristic: ``factor * sqrt(0.5 * median of the positive pairwise squared distances)``."""
-    z = np.asarray(z, dtype=float).reshape(len(z), -1)
+    """The median heuristic: ``factor * sqrt(0.5 * median of the positive pairwise squared distances)``.
+
+    ``z``: one or more finite rows (samples); ``factor``: a finite number > 0."""
+    z = np.asarray(z, dtype=float)
+    if z.ndim == 0 or len(z) == 0:
+        raise ValueError(f"z must hold at least one sample (row), got shape {z.shape}")
+    if not np.isfinite(z).all():
+        raise ValueError("z contains NaN or infinite values; the median heuristic needs finite samples")
+    if not (math.isfinite(factor) and factor > 0):
+        raise ValueError(f"factor must be a finite number > 0, got {factor}")
+    z = z.reshape(len(z), -1)
     sq = np.sum(z**2, axis=1)
     dists = sq[:, None] + sq[None, :] - 2.0 * z @ z.T
     upper = dists[np.triu_indices(len(z), k=1)]

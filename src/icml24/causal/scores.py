@@ -22,7 +22,7 @@ import torch
 from scipy.optimize import minimize
 
 from icml24._estimator import Estimator
-from icml24._validation import check_finite, check_fitted, check_positive, check_positive_int
+from icml24._validation import FittedAttributes, check_finite, check_fitted, check_positive, check_positive_int
 
 from .inputs import as_mixed
 from .likelihood import (
@@ -69,7 +69,7 @@ def _check_groups(groups: list[list[int]] | None, num_columns: int) -> list[list
     return groups
 
 
-class KernelScore(Estimator):
+class KernelScore(FittedAttributes, Estimator):
     """Base class: a decomposable local score with a cache keyed by (child, frozenset(parents)).
 
     Subclasses implement ``_compute(child, parents) -> float``; ``n_evaluations_`` counts the computed ones.

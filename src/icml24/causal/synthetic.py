@@ -117,7 +117,7 @@ def simulate(dag: np.ndarray, num_samples: int, random_state=None, max_dim: int 
 
 
 def generate(num_variables: int = 6, num_samples: int = 300, density: float = 0.5, variant: str = "continuous",
-             random_state=0, official_overwrite: bool = False, bins: int = 20) -> SyntheticData:
+             random_state=None, official_overwrite: bool = False, bins: int = 20) -> SyntheticData:
     """One dataset of the paper's benchmark: a random DAG and data of the chosen ``variant``."""
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")

@@ -95,7 +95,7 @@ def labelled(name: str, /, **labels: LabelValue) -> str:
 
 
 def parse(key: str) -> tuple[str, dict[str, LabelValue]] | None:
-    """``(name, labels)`` of a key built by :func:`labelled`, values typed back; ``None`` for any other key
+    """``(name, labels)`` of a key built by ``labelled``, values typed back; ``None`` for any other key
     (a plain metric, a ``_std`` companion)."""
     if not key.endswith("]") or "[" not in key:
         return None

@@ -190,7 +190,7 @@ def experiment(paper: Paper, quick: dict[str, Any] | None = None, full: dict[str
     ``quick`` must finish in about 3 minutes on 2 CPU cores; ``full`` is the paper-scale setting; ``smoke`` is
     a seconds-long setting the test suite runs for every experiment. Each may hold ``"seeds": n`` (quick: 1 by
     default; full: the quick number; smoke: 1). ``threads`` caps torch/BLAS threads per run (0: unchanged).
-    ``null`` is the :class:`Null` its claims are run against unless a claim names its own.
+    ``null`` is the ``Null`` its claims are run against unless a claim names its own.
     ``data(config) -> list[str]`` declares the files a configuration reads: it returns one line per missing one
     (where it was looked for and how to get it), so the command refuses a run before any work instead of storing
     an error row per seed; it only checks, never downloads.

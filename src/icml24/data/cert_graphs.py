@@ -97,14 +97,14 @@ def cert_graph(name: str, root: str | os.PathLike | None = None):
     return Data(x=x, edge_index=torch.from_numpy(edges), y=torch.from_numpy(y), num_nodes=num_nodes, name=key)
 
 
-def cert_split(labels, n_per_class: int = 50, random_state=2020) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def cert_split(labels, n_per_class: int = 50, random_state=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The official split: ``n_per_class`` training and validation nodes per class, the rest is test.
 
     Mirrors the official procedure so that the shipped votes can be evaluated on the same test set:
     each class's nodes are permuted by ``RandomState(seed)``; the first ``n_per_class`` go to training,
     the next ``n_per_class`` to validation; both lists are then permuted once more by ``RandomState(seed)``.
-    ``seed`` is ``random_state`` when it is an int (the official 2020 by default), else one draw from it
-    (:func:`icml24._random.seed_int`): the procedure re-seeds a legacy ``RandomState`` for every permutation.
+    ``seed`` is ``random_state`` when it is an int (pass 2020 for the official split), else one draw from it
+    (``icml24._random.seed_int``): the procedure re-seeds a legacy ``RandomState`` for every permutation.
 
     Returns:
         (train, val, test) index arrays; ``test`` is sorted.

@@ -164,7 +164,7 @@ def edge_homophily(edge_index: torch.Tensor, y: torch.Tensor) -> float:
 
 
 def csbm(num_nodes: int = 1000, num_features: int = 100, num_classes: int = 2, homophily: float = 0.8,
-         feature_signal: float = 1.0, random_state=0, avg_degree: float = 10.0,
+         feature_signal: float = 1.0, random_state=None, avg_degree: float = 10.0,
          split: tuple[float, float] = (0.6, 0.2)):
     """Contextual stochastic block model with a chosen edge homophily.
 
@@ -173,7 +173,7 @@ def csbm(num_nodes: int = 1000, num_features: int = 100, num_classes: int = 2, h
     measured edge homophily matches the parameter up to sampling noise. Features are
     ``x_i = feature_signal * mu_{y_i} + eps_i`` with class means ``mu_c ~ N(0, I/num_features)`` and
     noise ``eps_i ~ N(0, I/num_features)``. Train/val/test masks are a random ``split`` of the nodes.
-    ``random_state`` (None, an int or a numpy Generator; :func:`icml24._random.check_random_state`) draws
+    ``random_state`` (None, an int or a numpy Generator; ``icml24._random.check_random_state``) draws
     labels, edges, features and split.
     """
     if not 0.0 <= homophily <= 1.0:

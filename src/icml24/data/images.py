@@ -1,12 +1,12 @@
 """Small image-like datasets that need no download, and tasks derived from them for model-merging studies.
 
-* :func:`digits`: scikit-learn's bundled 8x8 handwritten digits (1797 images, 10 classes).
-* :func:`mnist1d`: MNIST-1D (Greydanus, 2020), 40-sample 1-D signals of 10 digit templates, *generated* offline
+* ``digits``: scikit-learn's bundled 8x8 handwritten digits (1797 images, 10 classes).
+* ``mnist1d``: MNIST-1D (Greydanus, 2020), 40-sample 1-D signals of 10 digit templates, *generated* offline
   with ``mnist1d.data.make_dataset`` (never downloaded).
-* :func:`derive_task` / :func:`image_tasks`: new tasks from the same inputs by input transforms (rotations,
+* ``derive_task`` / ``image_tasks``: new tasks from the same inputs by input transforms (rotations,
   fixed pixel permutations, inversion, mirroring) and label maps (parity, ``> 4``, ``mod 3``, shifts), written as
-  specs such as ``"rot90"``, ``"perm:1"``, ``"invert+parity"``. :data:`LABEL_MAPS` names the label maps and
-  :func:`label_map` gives a spec's source-class -> task-class map (to derive a task head from a source classifier).
+  specs such as ``"rot90"``, ``"perm:1"``, ``"invert+parity"``. ``LABEL_MAPS`` names the label maps and
+  ``label_map`` gives a spec's source-class -> task-class map (to derive a task head from a source classifier).
 """
 
 from __future__ import annotations
@@ -70,12 +70,12 @@ def digits() -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     return (data.data / 16.0).astype(np.float32), data.target.astype(np.int64), (8, 8)
 
 
-def mnist1d(num_samples: int = 5000, random_state=42) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+def mnist1d(num_samples: int = 5000, random_state=None) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     """MNIST-1D generated offline: ``x [num_samples, 40]`` float32 (standardized), ``y`` int64, shape ``(40,)``.
 
-    Uses ``mnist1d.data.make_dataset`` with the package's default arguments (its ``seed=42`` is the default
-    ``random_state``; 5000 samples gives the standard dataset); the package takes an int seed: ``random_state``
-    itself when an int, else one draw from it (:func:`icml24._random.seed_int`). The global ``random``/``numpy``
+    Uses ``mnist1d.data.make_dataset`` with the package's default arguments (``random_state=42``, the package's own
+    default seed, with 5000 samples gives the standard dataset); the package takes an int seed: ``random_state``
+    itself when an int, else one draw from it (``icml24._random.seed_int``). The global ``random``/``numpy``
     states it reseeds are restored afterwards.
     """
     if num_samples < 10:
@@ -108,7 +108,7 @@ def load_source(name: str) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
     if name == "digits":
         return digits()
     if name == "mnist1d":
-        return mnist1d()
+        return mnist1d(random_state=42)  # the standard MNIST-1D
     raise ValueError(f"unknown image source {name!r}; choose 'digits' or 'mnist1d'")
 
 
@@ -194,10 +194,10 @@ def label_map(spec: str, num_source_classes: int = 10) -> np.ndarray:
     return labels.astype(np.int64)
 
 
-def split_indices(num_samples: int, random_state=0, val_fraction: float = 0.2,
+def split_indices(num_samples: int, random_state=None, val_fraction: float = 0.2,
                   test_fraction: float = 0.2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A random train / validation / test partition of ``range(num_samples)`` drawn from ``random_state`` (None, an
-    int or a numpy Generator; :func:`icml24._random.check_random_state`)."""
+    int or a numpy Generator; ``icml24._random.check_random_state``)."""
     if not (0 < val_fraction < 1 and 0 < test_fraction < 1 and val_fraction + test_fraction < 1):
         raise ValueError("val_fraction and test_fraction must be in (0, 1) and sum to less than 1")
     order = check_random_state(random_state).permutation(num_samples)
@@ -205,10 +205,10 @@ def split_indices(num_samples: int, random_state=0, val_fraction: float = 0.2,
     return order[num_test + num_val:], order[num_test:num_test + num_val], order[:num_test]
 
 
-def image_tasks(source: str = "digits", specs: tuple[str, ...] | list[str] = TASK_SPECS, random_state=0,
+def image_tasks(source: str = "digits", specs: tuple[str, ...] | list[str] = TASK_SPECS, random_state=None,
                 val_fraction: float = 0.2, test_fraction: float = 0.2) -> list[ImageTask]:
     """Derived tasks of ``source`` (``"digits"`` or ``"mnist1d"``), all on the same random split of the inputs
-    (:func:`split_indices` with ``random_state``)."""
+    (``split_indices`` with ``random_state``)."""
     x, y, shape = load_source(source)
     train, val, test = split_indices(len(y), random_state, val_fraction, test_fraction)
     value_range = (float(x.min()), float(x.max()))
@@ -220,7 +220,7 @@ def image_tasks(source: str = "digits", specs: tuple[str, ...] | list[str] = TAS
 
 
 def pretraining_specs(num_permutations: int = 12) -> tuple[str, ...]:
-    """A broad pre-training mixture of task specs, disjoint from :data:`TASK_SPECS` (the held-out tasks).
+    """A broad pre-training mixture of task specs, disjoint from ``TASK_SPECS`` (the held-out tasks).
 
     Every spec keeps 10 classes (label maps are digit shifts ``shift:k`` other than the held-out ``shift:3``), so
     one ``[K, 10, H]`` bank of heads covers the mixture. It holds the identity, the mirror/transpose family
@@ -245,7 +245,7 @@ def pretraining_mixture(source: str = "digits", specs: tuple[str, ...] | list[st
     """The inputs of ``source`` under every pre-training spec: ``x [K, n, features]`` float32, ``y [K, n]`` int64.
 
     ``indices`` selects the images (pass a split's train indices so that held-out validation and test images are
-    never seen in pre-training); every spec must keep 10 classes (see :func:`pretraining_specs`).
+    never seen in pre-training); every spec must keep 10 classes (see ``pretraining_specs``).
     """
     x, y, shape = load_source(source)
     specs = pretraining_specs() if specs is None else tuple(specs)

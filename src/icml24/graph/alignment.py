@@ -107,7 +107,7 @@ class TwoLayerGCN(nn.Module):
     r"""The GCN of the paper's alignment study: ``f(X) = S relu(S X W_1^T + b_1) W_2^T + b_2``.
 
     Propagation precedes each ``nn.Linear`` (as in the official code), so the biases are not propagated.
-    Kept apart from :class:`icml24.graph.nn.GCN` because :meth:`ntk` is the exact NTK of this parametrization.
+    Kept apart from ``icml24.graph.nn.GCN`` because ``ntk`` is the exact NTK of this parametrization.
 
     Args:
         operator (Tensor): ``S`` as a sparse or dense ``[n, n]`` tensor (float32).
@@ -130,7 +130,7 @@ class TwoLayerGCN(nn.Module):
         """Logits of a few rows only, from the hidden features they read: ``S[rows, sup] relu(SX[sup] W_1^T + b_1)``.
 
         ``sx_support``: rows ``sup`` of ``S X`` (the 1-hop support of the rows); ``row_operator``: ``S[rows, sup]``
-        (dense). Exactly the rows of :meth:`forward` (the loss reads only the training rows), at a fraction of its cost.
+        (dense). Exactly the rows of ``forward`` (the loss reads only the training rows), at a fraction of its cost.
         """
         hidden = torch.relu(_mm(sx_support, self.lin1.weight.T) + self.lin1.bias)
         return self.lin2(row_operator @ hidden)
@@ -244,11 +244,11 @@ def track_gcn_alignment(data, steps: int = 2000, every: int = 200, hidden: int =
 
     Full-batch SGD with momentum and weight decay on the weights only (not the biases), cross-entropy on the
     training nodes, no dropout, as the official ``Visualization/main_realworld.py``. The NTK is the analytic
-    one of :meth:`TwoLayerGCN.ntk` over all nodes, recorded at step 0 and every ``every`` steps, compared with
+    one of ``TwoLayerGCN.ntk`` over all nodes, recorded at step 0 and every ``every`` steps, compared with
     ``S^4`` and ``Y Y^T`` (labels of all nodes). ``data``: a PyG ``Data`` with x, edge_index, y, train/test masks.
     ``random_state`` seeds the model's initialization as ``torch.manual_seed(seed)`` does just before the model is
     built, with ``seed`` the int ``random_state`` (the official script's ``--seed 123`` gives its exact
-    initialization) or else one draw from it (:func:`icml24._random.seed_int`; None: fresh entropy), inside
+    initialization) or else one draw from it (``icml24._random.seed_int``; None: fresh entropy), inside
     ``fork_rng``: the caller's global generator is left untouched. ``device`` runs training and the NTK there.
     """
     n = int(data.num_nodes)

@@ -3,12 +3,12 @@
 Conventions (PyTorch Geometric's):
 
 - ``forward(x, edge_index) -> logits [num_nodes, out_channels]``; the loss applies the log-softmax
-  (:func:`~icml24.graph.training.fit_node_classifier` uses cross-entropy).
+  (``fit_node_classifier`` uses cross-entropy).
 - ``x [num_nodes, in_channels]`` may be dense or sparse (COO or CSR; see
-  :func:`~icml24.graph.operators.sparse_features`); dropout on sparse input drops stored entries only.
+  ``sparse_features``); dropout on sparse input drops stored entries only.
 - ``edge_index [2, num_edges]`` lists each undirected edge in both directions without self-loops. GCN also
   accepts a propagation matrix ``[num_nodes, num_nodes]`` in its place (see
-  :func:`~icml24.graph.operators.gcn_propagate`), e.g. GDEM's dense learned ``A'``.
+  ``gcn_propagate``), e.g. GDEM's dense learned ``A'``.
 - Weights are Glorot-uniform, biases zero; ``reset_parameters()`` redraws them.
 - GCN and GAT split into ``encode(x)``, the graph-independent first linear map (with its input dropout), and
   ``propagate(h, edge_index)``, everything that depends on the graph: ``forward = propagate(encode(x), ...)``.
@@ -107,7 +107,7 @@ class GCN(_EncodeThenPropagate):
 
 
 class _Projected(nn.Module):
-    """Stands in for a ``GATConv``'s input projection, which :meth:`GAT.encode` applies once per graph."""
+    """Stands in for a ``GATConv``'s input projection, which ``GAT.encode`` applies once per graph."""
 
     def forward(self, h: Tensor) -> Tensor:
         return h
@@ -120,7 +120,7 @@ class GAT(_EncodeThenPropagate):
     r"""Two-layer GAT (Veličković et al., ICLR 2018): ``heads`` attention heads of ``hidden_channels // heads``
     units (concatenated, ELU), then one output head; self-loops; dropout on the input, the attention coefficients
     and the hidden layer. The same function as PyG's ``GATConv(in, hidden // heads, heads) -> GATConv(hidden, C)``
-    (tested), with the first layer's projection moved into :meth:`encode`.
+    (tested), with the first layer's projection moved into ``encode``.
 
     Args:
         in_channels (int): number of input features.

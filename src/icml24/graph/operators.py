@@ -1,8 +1,8 @@
 """Graph operators and feature helpers shared by every graph method.
 
 GCN's operator ``S = D^{-1/2} (A + I) D^{-1/2}`` is defined here once, in two forms: the sparse matrix
-(:func:`normalized_adjacency`, for methods that reuse it, e.g. RP's ``S^k``) and its application by message passing
-(:func:`gcn_propagate`, for GNN layers on graphs that change every call, e.g. randomized smoothing).
+(``normalized_adjacency``, for methods that reuse it, e.g. RP's ``S^k``) and its application by message passing
+(``gcn_propagate``, for GNN layers on graphs that change every call, e.g. randomized smoothing).
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ def gcn_propagate(h: torch.Tensor, graph: torch.Tensor) -> torch.Tensor:
 
     ``graph`` is either an ``edge_index`` (integer ``[2, num_edges]`` listing every undirected edge in both directions,
     without self-loops or duplicates: PyG's coalesced convention), propagated by message passing with the same ``S``
-    as :func:`normalized_adjacency` (tested equal) and no matrix built; or a propagation matrix ``[num_nodes,
-    num_nodes]`` (float, dense or sparse, e.g. :func:`normalized_adjacency` or GDEM's learned ``A'``), used as given.
+    as ``normalized_adjacency`` (tested equal) and no matrix built; or a propagation matrix ``[num_nodes,
+    num_nodes]`` (float, dense or sparse, e.g. ``normalized_adjacency`` or GDEM's learned ``A'``), used as given.
     """
     if graph.is_floating_point():
         return graph @ h
@@ -77,7 +77,7 @@ def sparse_features(x: torch.Tensor, max_density: float = 0.1) -> torch.Tensor:
     """``x`` as a sparse CSR tensor when at most ``max_density`` of its entries are non-zero, else ``x`` unchanged.
 
     Bag-of-words features are ~1% dense: a CSR first layer is several times cheaper than a dense or COO one, and
-    every model of :mod:`icml24.graph.nn` accepts it. A sparse COO input is converted to CSR.
+    every model of ``icml24.graph.nn`` accepts it. A sparse COO input is converted to CSR.
     """
     if x.layout == torch.sparse_csr:
         return x

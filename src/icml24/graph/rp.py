@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from .._estimator import Estimator
-from .._validation import check_finite, check_fitted
+from .._validation import FittedAttributes, check_finite, check_fitted
 from .operators import normalize_features, normalized_adjacency, normalized_gaussian_kernel_matmul
 
 __all__ = ["ResidualPropagation", "GeneralizedRP"]
@@ -60,13 +60,13 @@ def _propagate(operator: torch.Tensor, z: torch.Tensor, k: int, alpha: float, la
     return y
 
 
-class ResidualPropagation(Estimator):
+class ResidualPropagation(FittedAttributes, Estimator):
     r"""Residual Propagation (Algorithm 1 of Yang et al., ICML 2024): ``R <- R - lr * S^k [R_L ; 0]``.
 
     Args:
         steps (int): number of RP steps ``T`` (default ``1000``); every step is evaluated on validation.
         lr (float): step size ``eta`` (default ``1.0``); the iteration converges when ``lr * lambda_max(P_LL) < 2``.
-        k (int): propagation steps per RP step (default ``3``).
+        k (int): propagation steps per RP step, ``>= 1`` (default ``3``).
         alpha (float): ``1`` uses ``S^k``; ``alpha < 1`` runs ``k`` steps of ``y <- alpha S y + (1 - alpha) r``.
         selection (str): keep the ``"first"`` (``>``, the default of basic RP) or the ``"last"`` (``>=``) step
             among equally good validation accuracies.
@@ -105,8 +105,8 @@ class ResidualPropagation(Estimator):
     def _check_hyperparameters(self) -> None:
         if not (isinstance(self.steps, int) and self.steps >= 1):
             raise ValueError(f"steps must be a positive int, got {self.steps!r}")
-        if not (isinstance(self.k, int) and self.k >= 0):
-            raise ValueError(f"k must be a non-negative int, got {self.k!r}")
+        if not (isinstance(self.k, int) and self.k >= 1):
+            raise ValueError(f"k must be an int >= 1 (the propagation steps per RP step), got {self.k!r}")
         if not (math.isfinite(self.lr) and self.lr > 0):
             raise ValueError(f"lr must be a positive number, got {self.lr!r}")
         if not 0.0 <= self.alpha <= 1.0:
@@ -338,8 +338,13 @@ class GeneralizedRP(ResidualPropagation):
     best validation accuracy is below the majority class's share warns.
 
     Args:
-        steps, lr, k, selection, solver, max_dense_bytes: as :class:`ResidualPropagation`, but ``selection``
-            defaults to ``"last"`` (``>=``, the official generalized RP) and both solvers use the column block.
+        steps (int): number of RP steps (default ``20000``), as in ``ResidualPropagation``.
+        lr (float): step size (default ``10.0``), as in ``ResidualPropagation``.
+        k (int): propagation steps on each side of ``K``, ``>= 1`` (default ``3``).
+        selection (str): as in ``ResidualPropagation``, but defaults to ``"last"`` (``>=``, the official
+            generalized RP).
+        solver (str): as in ``ResidualPropagation``; both solvers use the column block.
+        max_dense_bytes (float): as in ``ResidualPropagation``.
         alpha (float): ``alpha < 1`` replaces ``S`` by ``alpha S + (1 - alpha) I`` (Generalized_RP/main.py).
         gamma (float): kernel width (default ``1.0``).
         normalize (bool): row-normalize the features before the kernel (default ``True``).

@@ -26,7 +26,7 @@ __all__ = ["TrainingResult", "fit_node_classifier", "forked_rng"]
 
 @dataclass(frozen=True)
 class TrainingResult:
-    """What :func:`fit_node_classifier` measured.
+    """What ``fit_node_classifier`` measured.
 
     Attributes:
         best_epoch (int): the (1-based) epoch whose weights were kept.
@@ -54,7 +54,7 @@ class TrainingResult:
 def forked_rng(random_state=None) -> Iterator[None]:
     """Run a block on a private copy of torch's global generator, restored afterwards.
 
-    With ``random_state`` (an int, a torch or numpy Generator; :func:`icml24._random.torch_generator`), the copy
+    With ``random_state`` (an int, a torch or numpy Generator; ``icml24._random.torch_generator``), the copy
     is seeded from one draw of its torch generator, so the block's global-RNG users (module initialization,
     dropout, library code that takes no generator) are determined by it; with ``None``, the block starts from
     the current global state (nothing is seeded). Either way the caller's global state is left as it was.
@@ -118,16 +118,16 @@ def fit_node_classifier(model: nn.Module, data, epochs: int = 200, lr: float = 0
     """Train ``model(x, graph) -> logits`` full-batch; keep the weights with the best validation accuracy.
 
     Args:
-        model (nn.Module): e.g. :class:`~icml24.graph.nn.GCN`; left in eval mode with the selected weights.
+        model (nn.Module): e.g. ``GCN``; left in eval mode with the selected weights.
         data (Data): ``x``, ``y``, ``edge_index`` (or ``adj``, a propagation matrix used as given, which then
             takes precedence) and ``train_mask`` (every node trains when it has none).
         epochs (int, default 200), lr (float, default 0.01), weight_decay (float, default 5e-4): Adam.
         patience (int, optional): stop once more than ``patience`` evaluations in a row brought no better
             validation accuracy (default: run every epoch).
         random_state (None, int, torch or numpy Generator): every random draw of the fit (initialization,
-            dropout, ``perturb``) derives from its torch generator (:func:`icml24._random.torch_generator`: an int
+            dropout, ``perturb``) derives from its torch generator (``icml24._random.torch_generator``: an int
             ``s`` is ``torch.Generator().manual_seed(s)``, a torch Generator is used as is, ``None`` is fresh
-            entropy), and torch's global generator is left untouched (:func:`forked_rng`).
+            entropy), and torch's global generator is left untouched (``forked_rng``).
         eval_data (Data, optional): the graph to select and test on (``x``, ``y``, graph, ``val_mask``,
             ``test_mask``); default ``data``. Graph distillation trains on a small graph and selects on the real one.
         train, val, test (bool mask or node ids, optional): override ``train_mask`` of ``data`` and ``val_mask``,
@@ -140,7 +140,7 @@ def fit_node_classifier(model: nn.Module, data, epochs: int = 200, lr: float = 0
             that the fit starts fresh; ``False`` continues from the current weights.
 
     Returns:
-        :class:`TrainingResult`.
+        ``TrainingResult``.
     """
     if epochs < 1 or eval_every < 1:
         raise ValueError(f"epochs and eval_every must be positive, got epochs={epochs}, eval_every={eval_every}")

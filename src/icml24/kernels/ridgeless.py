@@ -3,19 +3,21 @@
 Cheng, Lucchi, Kratsios & Belius, "Characterizing Overfitting in Kernel Ridgeless Regression Through the
 Eigenspectrum", ICML 2024, Sec. 2 (the ridge lambda -> 0 limit of kernel ridge regression).
 
-Both estimators are scikit-learn estimators (``clone``, ``get_params``, ``cross_val_score``): ``__init__`` stores its
-arguments verbatim, ``fit`` validates them (one helper, ``_check_kernel_params``) and the data.
+Both estimators are scikit-learn estimators (``clone``, ``get_params``, ``cross_val_score``; they pass
+``check_estimator``): ``__init__`` stores its arguments verbatim, ``fit`` validates them (one helper,
+``_check_kernel_params``) and the data (scikit-learn's ``validate_data``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import validate_data
 
 from icml24._validation import FittedAttributes, check_finite, check_fitted, check_positive
 
 from .radial import KERNELS, kernel_matrix
-from .solve import PRECISIONS, honest_solve
+from .solve import PRECISIONS, InterpolationError, honest_solve
 
 
 def _check_kernel_params(estimator) -> None:
@@ -31,29 +33,41 @@ def _check_number(name: str, value) -> None:
     check_positive(name, value)
 
 
-def _check_xy(X, y) -> tuple[np.ndarray, np.ndarray]:
-    X = np.asarray(check_finite("X", X), dtype=float)
-    if X.ndim == 1:
-        X = X[:, None]
-    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"X must be a non-empty 2-d array (n samples x d features), got shape {X.shape}")
-    y = np.asarray(check_finite("y", y), dtype=float)
-    if y.ndim > 1 and not (y.ndim == 2 and y.shape[1] == 1):
-        raise ValueError(f"y must be 1-d (one response per row of X), got shape {y.shape}")
-    y = y.ravel()
-    if X.shape[0] != y.size:
-        raise ValueError(f"X has {X.shape[0]} rows but y has {y.size} entries")
-    return X, y
+def _check_xy(estimator, X, y) -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's checks (``validate_data``): a dense, real, non-empty 2-d X [n, d] (a 1-d X, sparse or complex
+    input, ``y=None`` and a 2-d y are refused with scikit-learn's messages), float64 arrays, ``n_features_in_`` and
+    ``feature_names_in_`` recorded; NaN/inf are named first by argument."""
+    check_finite("X", X)
+    check_finite("y", y)
+    X, y = validate_data(estimator, X, y, y_numeric=True, dtype=np.float64)
+    return X, np.asarray(y, dtype=np.float64)
+
+
+def _distinct_rows(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(X, y)`` without repeated rows of X (first occurrences, in order); unchanged when every row is distinct.
+
+    A repeated point is one interpolation condition: with equal labels the minimum-norm interpolant is the one through
+    the distinct points (K with a repeated row is singular in every precision, so the honest solve would refuse it);
+    with different labels no function interpolates them, an ``InterpolationError``.
+    """
+    _, first, inverse = np.unique(X, axis=0, return_index=True, return_inverse=True)
+    if len(first) == len(X):
+        return X, y
+    clash = np.flatnonzero(y != y[first][inverse.ravel()])
+    if clash.size:
+        i = int(clash[0])
+        j = int(first[inverse.ravel()[i]])
+        raise InterpolationError(f"rows {j} and {i} of X are the same point with different y ({y[j]!r} and "
+                                 f"{y[i]!r}): no function interpolates both; average repeated points' labels or "
+                                 "use KernelRidgeCV")
+    keep = np.sort(first)
+    return X[keep], y[keep]
 
 
 def _check_predict_x(estimator, X) -> np.ndarray:
     check_fitted(estimator, "alpha_")
-    X = np.asarray(check_finite("X", X), dtype=float)
-    if X.ndim == 1:
-        X = X[:, None]
-    if X.ndim != 2 or X.shape[1] != estimator.X_.shape[1]:
-        raise ValueError(f"X must have {estimator.X_.shape[1]} columns, got shape {X.shape}")
-    return X
+    check_finite("X", X)
+    return validate_data(estimator, X, reset=False, dtype=np.float64)  # as many features as at fit
 
 
 class KernelRidgeless(FittedAttributes, RegressorMixin, BaseEstimator):
@@ -66,9 +80,12 @@ class KernelRidgeless(FittedAttributes, RegressorMixin, BaseEstimator):
         forward_tol: largest accepted bound cond_1(K) * eps on the coefficients' relative forward error (a
             residual alone passes a wrong alpha when the labels are smooth; see ``solve.py``).
         precisions: the rungs tried in order (subset of float64, longdouble, mpmath).
-        mp_max_n, mp_dps: mpmath is tried only for n <= mp_max_n, at mp_dps digits.
+        mp_max_n: mpmath is tried only for n <= mp_max_n.
+        mp_dps: the digits mpmath works at.
 
     ``fit`` raises ``InterpolationError`` when no allowed precision interpolates (never a regularized solve).
+    A point repeated in X with the same label is one condition (``X_`` keeps its first occurrence); repeated with
+    different labels it has no interpolant (``InterpolationError``).
     Where float64 is safe (the first rung passes both checks) fitting costs one Cholesky factorization, its
     ``pocon`` condition estimate and one matrix-vector residual, as scikit-learn's ``KernelRidge(alpha=0)``.
     Learned: ``X_``, ``alpha_`` (in the solve's precision), ``precision_``, ``digits_``, ``residual_``,
@@ -99,12 +116,11 @@ class KernelRidgeless(FittedAttributes, RegressorMixin, BaseEstimator):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         precisions = (self.precisions,) if isinstance(self.precisions, str) else tuple(self.precisions)
-        X, y = _check_xy(X, y)
+        X, y = _distinct_rows(*_check_xy(self, X, y))
         solve = honest_solve(lambda precision: self._gram(X, X, precision), y, tol=self.tol,
                              precisions=precisions, mp_max_n=int(self.mp_max_n), mp_dps=int(self.mp_dps),
                              forward_tol=self.forward_tol)
         self.X_ = X
-        self.n_features_in_ = X.shape[1]
         self.alpha_ = solve.alpha
         self.precision_ = solve.precision
         self.digits_ = solve.digits
@@ -135,7 +151,7 @@ class KernelRidgeCV(FittedAttributes, RegressorMixin, BaseEstimator):
     from one eigendecomposition K = U diag(s) U^T: e_i / (1 - H_ii), H = K (K + lambda I)^{-1}.
 
     Parameters:
-        kernel, bandwidth: as :class:`KernelRidgeless`.
+        kernel, bandwidth: as ``KernelRidgeless``.
         ridges: the lambda grid, relative to the mean diagonal of K.
 
     Learned: ``X_``, ``alpha_``, ``ridge_`` (the chosen lambda), ``loo_mse_`` (its leave-one-out error).
@@ -154,7 +170,7 @@ class KernelRidgeCV(FittedAttributes, RegressorMixin, BaseEstimator):
             _check_number("ridges", r)
         if not ridges:
             raise ValueError("ridges must hold at least one positive lambda")
-        X, y = _check_xy(X, y)
+        X, y = _check_xy(self, X, y)
         K = kernel_matrix(self.kernel, X, X, self.bandwidth)
         s, U = np.linalg.eigh(K)
         s = np.clip(s, 0.0, None)  # K is PSD; rounding can leave tiny negative eigenvalues
@@ -172,7 +188,6 @@ class KernelRidgeCV(FittedAttributes, RegressorMixin, BaseEstimator):
         self.loo_mse_, self.ridge_ = best
         self.alpha_ = U @ (uty / (s + self.ridge_))
         self.X_ = X
-        self.n_features_in_ = X.shape[1]
         return self
 
     def predict(self, X) -> np.ndarray:

@@ -42,9 +42,9 @@ class LabelWordTask:
     """A label-word task: item ``i`` asks ``queries[i]``, answered by one of ``choices[i]``; ``labels[i]`` indexes the
     right one.
 
-    The model reads ``instruction + context + query`` (:attr:`prompts`), the layout of ACT's official classification
+    The model reads ``instruction + context + query`` (``prompts``), the layout of ACT's official classification
     prompts: an instruction naming the categories, the solved demonstrations of a few-shot prompt (``context``,
-    empty for zero-shot; :meth:`with_demonstrations`), then the query, which ends where the label word follows.
+    empty for zero-shot; ``with_demonstrations``), then the query, which ends where the label word follows.
     """
 
     name: str
@@ -56,11 +56,28 @@ class LabelWordTask:
     meta: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        self.labels = np.asarray(self.labels, dtype=np.int64)
+        raw = np.asarray(self.labels)
+        whole = raw.dtype.kind in "iub" or (raw.dtype.kind == "f" and bool(np.all(np.isfinite(raw) & (raw % 1 == 0))))
+        if raw.ndim != 1 or not whole:
+            raise ValueError(f"task {self.name}: labels must be a 1-D sequence of integer indices into each item's "
+                             f"choices, got dtype {raw.dtype} and shape {raw.shape}")
+        self.labels = raw.astype(np.int64)
         if not (len(self.queries) == len(self.choices) == len(self.labels)):
             raise ValueError(f"task {self.name}: queries, choices and labels must have the same length")
         if len({len(c) for c in self.choices}) > 1:
             raise ValueError(f"task {self.name}: every item must have the same number of choices")
+        for i, words in enumerate(self.choices):
+            if isinstance(words, str) or not all(isinstance(w, str) and w.strip() for w in words):
+                raise ValueError(f"task {self.name}: choices[{i}] = {words!r}; each item's choices must be a list of "
+                                 "non-empty label words (strings)")
+            if len(set(words)) != len(words):
+                raise ValueError(f"task {self.name}: choices[{i}] = {words!r} repeats a label word; an item's label "
+                                 "words must be distinct")
+        outside = np.flatnonzero((self.labels < 0) | (self.labels >= self.num_choices))
+        if outside.size:
+            i = int(outside[0])
+            raise ValueError(f"task {self.name}: labels must lie in [0, {self.num_choices}) (an index into the item's "
+                             f"choices), got {self.labels[i]} at item {i}")
 
     def __len__(self) -> int:
         return len(self.queries)
@@ -96,7 +113,7 @@ class LabelWordTask:
 
     def draw(self, num_calibration: int, num_test: int, shots: int,
              random_state: RandomState = None) -> tuple[LabelWordTask, LabelWordTask]:
-        """Disjoint calibration and test subsets as :meth:`split`; the test items are prefixed with ``shots``
+        """Disjoint calibration and test subsets as ``split``; the test items are prefixed with ``shots``
         solved demonstrations drawn by ``random_state`` (None, an int or a numpy Generator) from the remaining
         items (one demonstration draw per seed), the calibration items stay zero-shot, as in ACT's official code
         (the head search reads zero-shot prompts, the few-shot evaluation draws its demonstrations per run).
@@ -155,7 +172,8 @@ def _countries() -> tuple[dict, ...]:
     return tuple(records)
 
 
-def sentiment_task(min_abs_rating: float = 1.5, max_std: float = 1.0, random_state: RandomState = 0) -> LabelWordTask:
+def sentiment_task(min_abs_rating: float = 1.5, max_std: float = 1.0,
+                   random_state: RandomState = None) -> LabelWordTask:
     """Sentiment of templated reviews built on VADER lexicon words with agreeing human ratings."""
     path = _package_dir("vaderSentiment") / "vader_lexicon.txt"
     words, labels = [], []
@@ -192,9 +210,9 @@ def continent_task() -> LabelWordTask:
                          _instruction("Classify the country by its continent", names))
 
 
-def capital_task(num_options: int = 4, random_state: RandomState = 0) -> LabelWordTask:
+def capital_task(num_options: int = 4, random_state: RandomState = None) -> LabelWordTask:
     """Capital of a country among ``num_options`` listed capitals (distractors with distinct first words drawn by
-    ``random_state``, fixed by default)."""
+    ``random_state``; an int fixes them)."""
     rng = check_random_state(random_state)
     countries = [c for c in _countries() if c.get("capital")]
     capitals = [c["capital"] if isinstance(c["capital"], str) else c["capital"][0] for c in countries]
@@ -230,8 +248,8 @@ def hemisphere_task(min_abs_latitude: float = 10.0) -> LabelWordTask:
                          _instruction("Classify the country by the hemisphere it lies in", ["northern", "southern"]))
 
 
-def load_task(name: str, random_state: RandomState = 0) -> LabelWordTask:
-    """One of :data:`TASK_NAMES` (``random_state`` fixes templates and distractors, not the split)."""
+def load_task(name: str, random_state: RandomState = None) -> LabelWordTask:
+    """One of ``TASK_NAMES`` (``random_state`` fixes templates and distractors, not the split)."""
     builders = {"sentiment": lambda: sentiment_task(random_state=random_state), "continent": continent_task,
                 "capital": lambda: capital_task(random_state=random_state), "hemisphere": hemisphere_task}
     if name not in builders:
@@ -282,6 +300,6 @@ def label_word_predictions(model, batches: list[EncodedBatch]) -> tuple[np.ndarr
 
 
 def label_word_accuracy(model, batches: list[EncodedBatch]) -> float:
-    """Accuracy of :func:`label_word_predictions`."""
+    """Accuracy of ``label_word_predictions``."""
     preds, labels = label_word_predictions(model, batches)
     return float((preds == labels).mean())

@@ -1,6 +1,6 @@
 """Consensus Merging: keep only the weights that at least k tasks use (Wang et al., ICML 2024).
 
-From the TALL masks ``m_t`` of all tasks (:mod:`icml24.merging.tall_masks`), the paper's consensus mask and merge::
+From the TALL masks ``m_t`` of all tasks (``icml24.merging.tall_masks``), the paper's consensus mask and merge::
 
     m_cons = 1{ sum_t m_t >= k }                         (k = 2 drops selfish and catastrophic weights)
     theta  = theta_0 + alpha * (m_cons * tau_MTL)        (tau_MTL: TA sum or TIES dis-sum)
@@ -73,7 +73,7 @@ class ConsensusMerging(ScaledMerge):
         multitask (str, optional): ``"ta"`` (Consensus-TA, unscaled sum) or ``"ties"`` (Consensus-TIES, TIES
             dis-sum). Use masks built on the same multi-task vector. (default: ``"ta"``)
         density (float, optional): TIES trimming fraction. (default: ``0.2``)
-        scaling (float or sequence of float, optional): :math:`\alpha` or a grid chosen on validation.
+        scaling (float or sequence of float, optional): ``alpha`` or a grid chosen on validation.
             (default: ``1.0``)
 
     ``fit(pretrained, finetuned, masks, score=None)`` takes the boolean TALL masks ``[T, P]`` (e.g.

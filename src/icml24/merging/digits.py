@@ -1,14 +1,14 @@
 """Digit-task merging settings (the first two stand-ins of the TALL-masks reproduction), outside the paper's regime.
 
-Two small MLP backbones on scikit-learn's 8x8 digits and derived tasks (:func:`icml24.data.image_tasks`):
+Two small MLP backbones on scikit-learn's 8x8 digits and derived tasks (``icml24.data.image_tasks``):
 
-* :class:`BroadBase`: a backbone pre-trained on a broad mixture of digit variants (:func:`build_broad_base`,
+* ``BroadBase``: a backbone pre-trained on a broad mixture of digit variants (``build_broad_base``,
   meant for a cache), then lightly fine-tuned per held-out task with SGD;
-* :class:`SmallPretrained`: a backbone pre-trained on the digits alone, then fine-tuned for epochs per task
+* ``SmallPretrained``: a backbone pre-trained on the digits alone, then fine-tuned for epochs per task
   ("large, conflicting task vectors").
 
 Each task's frozen head is the base's digit classifier averaged through the task's label map (as CLIP derives
-zero-shot heads from text); only the backbone is merged. :class:`DigitsEvaluator` scores a flat backbone vector.
+zero-shot heads from text); only the backbone is merged. ``DigitsEvaluator`` scores a flat backbone vector.
 """
 
 from __future__ import annotations
@@ -115,6 +115,10 @@ class DigitsEvaluator:
 
 
 class _Setting:
+    """Shared by the digit settings: the problem the merging methods meet (a backbone, its tasks and heads)."""
+
+    KIND = "environment"  # icml24._contract
+
     def _flat(self, finetuned: list[dict]):
         self.backbone.load_state_dict(self.base_state)
         layout = StateDictLayout.from_state_dict(self.base_state)
@@ -178,7 +182,7 @@ def build_broad_base(source: str, hidden: int, depth: int, epochs: int, num_perm
 
 
 class BroadBase(_Setting):
-    """The broadly pre-trained backbone ``built`` by :func:`build_broad_base`, its held-out tasks and fine-tuning."""
+    """The broadly pre-trained backbone ``built`` by ``build_broad_base``, its held-out tasks and fine-tuning."""
 
     def __init__(self, built: dict, source: str, num_tasks: int, hidden: int, depth: int):
         self.tasks = image_tasks(source, TASK_SPECS[:num_tasks], random_state=int(built["split_seed"]))

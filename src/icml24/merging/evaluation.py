@@ -1,7 +1,7 @@
 """The TALL-masks paper's evaluation protocol for any model: merge, reconstruct and score by normalized accuracy.
 
 ``accuracy(vector, task, split)`` scores a flat weight vector on one task's ``"val"`` or ``"test"`` split; from the
-pre-trained ``theta_0 [P]`` and fine-tuned ``theta_t [T, P]``, :func:`evaluate_merging` fits, for the first ``T'``
+pre-trained ``theta_0 [P]`` and fine-tuned ``theta_t [T, P]``, ``evaluate_merging`` fits, for the first ``T'``
 tasks of each count ``T'``, Task Arithmetic and TIES (alpha on validation), TALL masks on the TA and TIES multi-task
 vectors (lambda_t per task on validation) and Consensus-TA / TIES (k = 2), and reports test accuracy divided by
 the fine-tuned model's (the paper's normalized accuracy, Sec. 5).
@@ -62,7 +62,7 @@ def evaluate_count(accuracy: Accuracy, base: torch.Tensor, tuned: torch.Tensor |
     """Every method on the first ``num_tasks`` tasks (metric names without a prefix). ``masks`` puts a null in TALL
     masks' slot: ``"none"`` (the merge itself) or ``"random"`` (TALL's per-task count at random places, drawn
     from ``random_state``); ``consensus_k`` is Consensus's k (2 in the paper; above T it keeps no weight).
-    ``tuned``: ``theta_t [T, P]`` or their :class:`TaskVectors`; every merger shares one task-vector tensor."""
+    ``tuned``: ``theta_t [T, P]`` or their ``TaskVectors``; every merger shares one task-vector tensor."""
     if masks not in MASKS:
         raise ValueError(f"masks must be one of {MASKS}, got {masks!r}")
     idx = range(num_tasks)

@@ -19,7 +19,7 @@ class PackedMasks:
     """Binary masks ``[T, P]`` stored at one bit per entry (rows padded to whole bytes).
 
     Args:
-        packed (np.ndarray): ``uint8 [T, ceil(P / 8)]``, as made by :meth:`from_bool`.
+        packed (np.ndarray): ``uint8 [T, ceil(P / 8)]``, as made by ``from_bool``.
         num_params (int): ``P``, the unpadded row length.
     """
 
@@ -81,7 +81,7 @@ class CompressedCheckpoints:
         pretrained (Tensor ``[P]``): ``theta_0``.
         multitask_vector (Tensor ``[P]``): ``tau_MTL`` (the unscaled multi-task vector the masks were built on).
         masks (PackedMasks): one mask per task.
-        layout (StateDictLayout, optional): to return state dicts from :meth:`reconstruct`.
+        layout (StateDictLayout, optional): to return state dicts from ``reconstruct``.
         template (state dict, optional): supplies non-float entries (integer buffers) of rebuilt state dicts.
     """
 

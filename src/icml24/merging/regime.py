@@ -3,7 +3,7 @@
 TALL masks and Consensus Merging (Wang et al., ICML 2024) are claimed for fine-tuned foundation models, whose task
 vectors ``tau_t = theta_t - theta_0`` are small next to ``theta_0`` and nearly orthogonal to each other; how well
 ``theta_0 + m_t * tau_MTL`` recovers task ``t`` also depends on how concentrated each ``tau_t`` is (few large entries
-are easy to keep apart, dense Gaussian-like vectors are not). :func:`task_vector_statistics` puts numbers on the
+are easy to keep apart, dense Gaussian-like vectors are not). ``task_vector_statistics`` puts numbers on the
 three properties so a reproduction can say which regime it is in.
 """
 
@@ -21,12 +21,12 @@ def task_vector_statistics(pretrained, finetuned, top: tuple[float, ...] = (0.01
 
     Returns a dict with, per task (lists of length ``T``):
 
-    * ``rel_norm``: :math:`\|\tau_t\| / \|\theta_0\|`;
-    * ``energy_top{pct}``: the share of :math:`\|\tau_t\|^2` held by its largest ``pct`` % entries (1 and 5 by
+    * ``rel_norm``: ``||tau_t|| / ||theta_0||``;
+    * ``energy_top{pct}``: the share of ``||tau_t||^2`` held by its largest ``pct`` % entries (1 and 5 by
       default; a dense Gaussian vector gives about 0.085 and 0.28, a vector living on 1% of the weights 1.0);
-    * ``kurtosis``: the (non-excess) kurtosis of the entries of :math:`\tau_t` (3 for a Gaussian);
+    * ``kurtosis``: the (non-excess) kurtosis of the entries of ``tau_t`` (3 for a Gaussian);
 
-    and the scalars ``mean_abs_cos`` (mean :math:`|\cos(\tau_s, \tau_t)|` over pairs ``s != t``, ``nan`` for one
+    and the scalars ``mean_abs_cos`` (mean ``|cos(tau_s, tau_t)|`` over pairs ``s != t``, ``nan`` for one
     task) and ``max_abs_cos``. ``pretrained``: a state dict or ``[P]``; ``finetuned``: state dicts, ``[T, P]`` or a
     ``TaskVectors``.
     """

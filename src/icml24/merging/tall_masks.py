@@ -18,7 +18,7 @@ import torch
 
 from icml24._estimator import Estimator
 from icml24._random import RandomState, torch_generator
-from icml24._validation import check_finite, check_fitted
+from icml24._validation import FittedAttributes, check_finite, check_fitted
 
 from . import kernels
 from .packed_masks import CompressedCheckpoints, PackedMasks
@@ -90,7 +90,7 @@ def random_masks_like(masks: torch.Tensor, random_state: RandomState = None) -> 
     return out
 
 
-class TALLMasks(Estimator):
+class TALLMasks(FittedAttributes, Estimator):
     r"""TALL masks (TAsk LocaLization): which weights of the multi-task vector each task needs.
 
     .. math::
@@ -102,14 +102,17 @@ class TALLMasks(Estimator):
     (4) keep, per task, the ``lambda_t`` with the best score; (5) store ``theta_0``, ``tau_MTL`` and the packed masks.
 
     Args:
-        lambdas (sequence of float, optional): candidate :math:`\lambda`, chosen per task on validation.
+        lambdas (sequence of float, optional): candidate ``lambda``, chosen per task on validation.
             (default: ``(0.2, 0.3, 0.4, 0.5, 0.6)``)
-        multitask (str, optional): ``"ta"`` or ``"ties"``, how :math:`\tau_{MTL}` is built. (default: ``"ta"``)
+        multitask (str, optional): ``"ta"`` or ``"ties"``, how ``tau_MTL`` is built. (default: ``"ta"``)
         density (float, optional): TIES trimming fraction when ``multitask="ties"``. (default: ``0.2``)
 
     Attributes:
-        task_vectors_ (``[T, P]``), multitask_vector_ (``[P]``), masks_ (bool ``[T, P]``), lambdas_ (``[T]``),
-        lambda_scores_ (``[T, L]`` validation scores, empty when a single lambda was given).
+        task_vectors_: the task vectors ``tau_t``, ``[T, P]``.
+        multitask_vector_: ``tau_MTL``, ``[P]``.
+        masks_: the per-task masks, bool ``[T, P]``.
+        lambdas_: the lambda chosen per task, ``[T]``.
+        lambda_scores_: ``[T, L]`` validation scores, empty when a single lambda was given.
     """
 
     def __init__(self, lambdas: Sequence[float] = DEFAULT_LAMBDAS, multitask: str = "ta", density: float = 0.2):
@@ -118,7 +121,7 @@ class TALLMasks(Estimator):
         self.density = density
 
     def _check_params(self) -> list[float]:
-        """Check the parameters (at :meth:`fit`); returns the candidate lambdas as floats."""
+        """Check the parameters (at ``fit``); returns the candidate lambdas as floats."""
         if self.multitask not in _MULTITASK:
             raise ValueError(f"multitask must be one of {_MULTITASK}, got {self.multitask!r}")
         lambdas = [float(x) for x in ([self.lambdas] if isinstance(self.lambdas, (int, float)) else self.lambdas)]
@@ -131,7 +134,7 @@ class TALLMasks(Estimator):
         """Build the masks; with several lambdas, ``score(task, reconstructed_model)`` picks ``lambda_t``.
 
         ``pretrained`` is a state dict (or flat ``[P]`` tensor), ``finetuned`` a list of state dicts (or ``[T, P]``,
-        or a shared :class:`~icml24.merging.task_vectors.TaskVectors`);
+        or a shared ``TaskVectors``);
         NaN or infinite weights, and a score that returns NaN, raise ``ValueError``.
         """
         lambdas = self._check_params()

@@ -24,8 +24,8 @@ class TaskArithmetic(ScaledMerge):
         \theta = \theta_0 + \alpha \sum_{t=1}^{T} (\theta_t - \theta_0)
 
     Args:
-        scaling (float or sequence of float, optional): :math:`\alpha`, or a grid to choose it from on a validation
-            score passed to :meth:`fit` (TALL-masks paper: ``0.1, 0.2, ..., 1.0``). (default: ``0.3``)
+        scaling (float or sequence of float, optional): ``alpha``, or a grid to choose it from on a validation
+            score passed to ``fit`` (TALL-masks paper: ``0.1, 0.2, ..., 1.0``). (default: ``0.3``)
 
     Attributes:
         task_vectors_ (Tensor ``[T, P]``), multitask_vector_ (Tensor ``[P]``, the unscaled sum),

@@ -2,7 +2,7 @@
 
 A task vector (Ilharco et al., ICLR 2023) is ``tau_t = theta_t - theta_0`` for fine-tuned weights ``theta_t`` and
 pre-trained weights ``theta_0``. Merging methods (Task Arithmetic, TIES, TALL masks, Consensus) all act on the
-stacked task vectors ``[num_tasks, num_params]``; :class:`StateDictLayout` flattens the floating-point tensors of a
+stacked task vectors ``[num_tasks, num_params]``; ``StateDictLayout`` flattens the floating-point tensors of a
 PyTorch state dict into one vector and restores it, so every method here works on any ``nn.Module``.
 
 Every merge here has the form of task arithmetic, the TALL-masks paper's starting point (Ilharco et al.)::
@@ -10,7 +10,7 @@ Every merge here has the form of task arithmetic, the TALL-masks paper's startin
     tau_t = theta_t - theta_0,    theta = theta_0 + alpha * tau_MTL(tau_1, ..., tau_T)
 
 and they differ only in the multi-task vector ``tau_MTL`` (sum, TIES, consensus-masked). Fitting several of
-them on one :class:`TaskVectors` shares a single ``[T, P]`` tensor (each keeps a view) instead of one copy each.
+them on one ``TaskVectors`` shares a single ``[T, P]`` tensor (each keeps a view) instead of one copy each.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 import torch
 
 from icml24._estimator import Estimator
-from icml24._validation import check_finite, check_fitted
+from icml24._validation import FittedAttributes, check_finite, check_fitted
 
 StateDict = Mapping[str, torch.Tensor]
 
@@ -37,12 +37,12 @@ class StateDictLayout:
     """The order, shapes and dtypes of the floating-point tensors of a state dict.
 
     Integer buffers (e.g. BatchNorm's ``num_batches_tracked``) are not weights and are left out of the flat
-    vector; :meth:`unflatten` copies them from ``like`` when given.
+    vector; ``unflatten`` copies them from ``like`` when given.
 
     Args:
         keys (list[str]): names of the tensors, in flattening order.
         shapes (list[torch.Size]): their shapes.
-        dtypes (list[torch.dtype]): their dtypes (restored by :meth:`unflatten`).
+        dtypes (list[torch.dtype]): their dtypes (restored by ``unflatten``).
     """
 
     def __init__(self, keys: list[str], shapes: list[torch.Size], dtypes: list[torch.dtype]):
@@ -159,7 +159,7 @@ class TaskVectors:
 def flat_task_vectors(pretrained: StateDict | torch.Tensor,
                       finetuned: Sequence[StateDict] | torch.Tensor | TaskVectors):
     """``(theta_0 [P], tau [T, P], layout or None, template or None)`` for a merger's ``fit``: from a
-    :class:`TaskVectors` its shared tensor (``pretrained`` must equal its ``theta_0``), else ``theta_t - theta_0``."""
+    ``TaskVectors`` its shared tensor (``pretrained`` must equal its ``theta_0``), else ``theta_t - theta_0``."""
     if not isinstance(finetuned, TaskVectors):
         base, tuned, layout, template = as_flat(pretrained, finetuned)
         return base, tuned - base, layout, template  # tau_t = theta_t - theta_0
@@ -196,11 +196,11 @@ def select_coefficient(candidates: Sequence[float], score: Callable[[float], flo
     return float(candidates[best]), scores
 
 
-class ScaledMerge(Estimator):
+class ScaledMerge(FittedAttributes, Estimator):
     """Shared machinery of the merges ``theta = theta_0 + alpha * tau_merged``.
 
-    Subclasses implement :meth:`_multitask_vector` (``[T, P]`` task vectors -> ``[P]``). ``scaling`` is a float or a
-    grid; with a grid, :meth:`fit` needs ``score`` (a merged state dict or vector -> validation score, e.g. the
+    Subclasses implement ``_multitask_vector`` (``[T, P]`` task vectors -> ``[P]``). ``scaling`` is a float or a
+    grid; with a grid, ``fit`` needs ``score`` (a merged state dict or vector -> validation score, e.g. the
     average normalized accuracy) and keeps the best coefficient in ``scaling_``.
     """
 
@@ -208,7 +208,7 @@ class ScaledMerge(Estimator):
         self.scaling = scaling  # stored verbatim (the estimator contract); checked at fit
 
     def _check_params(self) -> list[float]:
-        """Check the parameters (at :meth:`fit`, the estimator contract); returns the scaling grid."""
+        """Check the parameters (at ``fit``, the estimator contract); returns the scaling grid."""
         grid = [self.scaling] if isinstance(self.scaling, (int, float)) else list(self.scaling)
         if not grid:
             raise ValueError("scaling must be a number or a non-empty grid of numbers")
@@ -222,7 +222,7 @@ class ScaledMerge(Estimator):
         """Compute the task vectors and the merged vector; choose ``scaling_`` on ``score`` if a grid was given.
 
         ``pretrained``: state dict or flat ``[P]`` tensor; ``finetuned``: list of state dicts, ``[T, P]`` or a
-        :class:`TaskVectors` (shared, not copied); NaN or infinite weights raise ``ValueError``.
+        ``TaskVectors`` (shared, not copied); NaN or infinite weights raise ``ValueError``.
         """
         grid = self._check_params()
         # tau_t = theta_t - theta_0 (a view of a shared TaskVectors when given one)

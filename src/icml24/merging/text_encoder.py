@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 from torch.func import functional_call
 
-from icml24._random import RandomState, torch_generator
+from icml24._random import RandomState, seed_int, torch_generator
 
 from .task_vectors import StateDictLayout
 
@@ -33,8 +33,9 @@ def minilm_path() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 
-def load_encoder(size: str = "minilm", random_state: int = 0):
-    """``(model, tokenizer)``: the pre-trained MiniLM (``"minilm"``) or a random tiny BERT (``"tiny"``), eval mode."""
+def load_encoder(size: str = "minilm", random_state: RandomState = None):
+    """``(model, tokenizer)``: the pre-trained MiniLM (``"minilm"``) or a random tiny BERT (``"tiny"``, its weights
+    drawn from ``random_state``), eval mode."""
     from transformers import AutoModel, AutoTokenizer, BertConfig, BertModel
 
     if size not in SIZES:
@@ -47,7 +48,7 @@ def load_encoder(size: str = "minilm", random_state: int = 0):
         config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                             intermediate_size=64, max_position_embeddings=128)
         with torch.random.fork_rng():  # transformers initialises from the global generator: seed a private copy
-            torch.manual_seed(int(random_state))
+            torch.manual_seed(seed_int(random_state))
             model = BertModel(config)
     return model.eval(), tokenizer
 
@@ -117,7 +118,7 @@ class EncoderEvaluator:
         model: the encoder (its non-float buffers are used as they are).
         layout (StateDictLayout): how a flat vector maps to the model's tensors.
         heads (list of ``[C_t, H]`` tensors): the frozen zero-shot heads.
-        data (dict): split -> list over tasks of ``(batch, labels)`` from :func:`tokenize`.
+        data (dict): split -> list over tasks of ``(batch, labels)`` from ``tokenize``.
         batch_size (int): examples per forward pass (16: each split is sorted by length, so small batches pad
             little; 26% faster than 64 on the eight quick tasks, same accuracies).
     """

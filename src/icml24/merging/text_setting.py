@@ -1,8 +1,8 @@
 """A merging setting on text: one pre-trained encoder, several text tasks, their zero-shot heads and fine-tuning.
 
-:class:`TextMergingSetting` holds what the TALL-masks protocol needs (:mod:`icml24.merging.evaluation`): the
-pre-trained weights ``theta_0`` as one flat vector, :meth:`finetune` giving ``theta_t`` for a task, and
-:attr:`evaluator` scoring any flat vector on a task's validation or test split with the task's frozen head.
+``TextMergingSetting`` holds what the TALL-masks protocol needs (``icml24.merging.evaluation``): the
+pre-trained weights ``theta_0`` as one flat vector, ``finetune`` giving ``theta_t`` for a task, and
+``evaluator`` scoring any flat vector on a task's validation or test split with the task's frozen head.
 """
 
 from __future__ import annotations
@@ -24,11 +24,14 @@ class TextMergingSetting:
         size (str): ``"minilm"`` (pre-trained, 22.7M) or ``"tiny"`` (random 2-layer BERT, for tests).
         num_train, num_val, num_test (int): examples per split (class-balanced validation and test).
         max_length (int): tokens per text (truncated).
-        random_state (int): draws the splits (and the tiny model's weights).
+        random_state (None, an int or a numpy Generator): draws the splits (and the tiny model's weights); an int
+            fixes them (``icml24._random.seed_int``).
     """
 
+    KIND = "environment"  # icml24._contract
+
     def __init__(self, names=TEXT_TASKS[:8], size: str = "minilm", num_train: int = 256, num_val: int = 64,
-                 num_test: int = 128, max_length: int = 32, random_state: int = 0):
+                 num_test: int = 128, max_length: int = 32, random_state: RandomState = None):
         self.model, self.tokenizer = load_encoder(size, random_state)
         self.tasks = text_tasks(list(names), num_train, num_val, num_test, random_state)
         self.base_state = {k: v.detach().clone() for k, v in self.model.state_dict().items()}

@@ -38,6 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
+from icml24._random import RandomState, seed_int
+
 TEXT_TASKS = ("sentiment", "province_region", "play_genre", "pydoc_topic", "stdlib_module", "speaker",
               "sentence_type", "currency", "play_title", "province_language", "poem_or_play", "europe_subregion",
               "capital_region", "dataset_doc")
@@ -255,7 +257,7 @@ def _first_capped(labels: np.ndarray, caps: np.ndarray, count: int) -> np.ndarra
 
 
 def text_task(name: str, num_train: int = 256, num_val: int = 64, num_test: int = 128,
-              random_state: int = 0) -> TextTask:
+              random_state: RandomState = None) -> TextTask:
     """Task ``name`` with class-balanced validation and test splits (as far as each class's share allows) and up to
     ``num_train`` training texts.
 
@@ -263,6 +265,8 @@ def text_task(name: str, num_train: int = 256, num_val: int = 64, num_test: int 
     A class gives validation and test at most its own share (``num_val / total`` and ``num_test / total`` of its
     texts, at least one each), so a small class keeps texts for training: a split that drew every example of a class
     into validation and test left fine-tuning without it (it then unlearned the class).
+    ``random_state`` (None, an int or a numpy Generator; ``icml24._random.seed_int``) draws the split: the same int,
+    the same split.
     """
     if name not in TEXT_TASKS:
         raise ValueError(f"unknown text task {name!r}; choose from {TEXT_TASKS}")
@@ -275,7 +279,7 @@ def text_task(name: str, num_train: int = 256, num_val: int = 64, num_test: int 
     labels = np.array([classes.index(unique[t]) for t in texts], dtype=np.int64)
     if len(np.unique(labels)) < len(classes):
         raise ValueError(f"task {name!r}: some classes have no text in the installed corpus")
-    order = _balanced_order(labels, np.random.default_rng([random_state, TEXT_TASKS.index(name)]))
+    order = _balanced_order(labels, np.random.default_rng([seed_int(random_state), TEXT_TASKS.index(name)]))
     total = num_val + num_test + num_train
     scale = min(1.0, len(order) / total)
     n_val, n_test = int(num_val * scale), int(num_test * scale)
@@ -291,6 +295,6 @@ def text_task(name: str, num_train: int = 256, num_val: int = 64, num_test: int 
 
 
 def text_tasks(names=TEXT_TASKS, num_train: int = 256, num_val: int = 64, num_test: int = 128,
-               random_state: int = 0) -> list[TextTask]:
-    """:func:`text_task` for each name."""
+               random_state: RandomState = None) -> list[TextTask]:
+    """``text_task`` for each name."""
     return [text_task(n, num_train, num_val, num_test, random_state) for n in names]

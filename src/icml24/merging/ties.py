@@ -104,7 +104,7 @@ def ties_vector(task_vectors: torch.Tensor, density: float = 0.2, aggregation: s
     after the per-task thresholds it reads the task vectors once: block by block it forms the trimmed entries and
     their sum, the sum of the positive and of the negative ones (and their counts), all in cache; the elected sign
     then picks the positive or the negative sum per parameter. On CPU float32/float64 tensors the two reads are the
-    fused kernels of :mod:`icml24.merging.kernels`.
+    fused kernels of ``icml24.merging.kernels``.
     """
     if task_vectors.ndim != 2:
         raise ValueError(f"task_vectors must be [num_tasks, num_params], got shape {tuple(task_vectors.shape)}")
@@ -159,7 +159,7 @@ class TIESMerging(ScaledMerge):
             model. (default: ``0.2``)
         aggregation (str, optional): ``"mean"`` (TIES) or ``"sum"`` (the dis-sum used to build TALL masks and
             Consensus-TIES). (default: ``"mean"``)
-        scaling (float or sequence of float, optional): :math:`\alpha` or a grid to choose it on validation.
+        scaling (float or sequence of float, optional): ``alpha`` or a grid to choose it on validation.
             (default: ``1.0``)
     """
 

@@ -130,7 +130,7 @@ def sinks(ctx, tasks: list[str] = TASK_NAMES, prompts_per_task: int = 16, thresh
         model = _untrained_like(model, ctx.torch_generator("untrained weights"))
     batches = []
     for i, name in enumerate(_check_tasks(tasks)):
-        task = load_task(name)
+        task = load_task(name, random_state=0)  # the templates and distractors: one fixed task
         sample = task.subset(ctx.rng(i).choice(len(task), prompts_per_task, replace=False))
         batches.extend(encode_task(sample, tokenizer, batch_size))
     freq = hidden_sink_frequency(model, batches, threshold, filters=FILTERS)
@@ -221,7 +221,7 @@ def accuracy(ctx, tasks: list[str] = TASK_NAMES, num_calibration: int = 40, num_
     Head search: quick ranks heads by how often their maps hold robust hidden sinks on the calibration prompts and
     searches the top ``search_heads`` (ACT leaves a map without hidden sinks unchanged, so sink-free heads cannot
     gain; ``act_search_sink_head_coverage`` is the share of sink-holding heads searched); full searches all 270.
-    The heads of one layer are scored in one batched forward (:class:`~icml24.llm.act.HeadSearch`).
+    The heads of one layer are scored in one batched forward (``HeadSearch``).
     Quick: 8 calibration and 60 test items per task, 4 searched heads, 2 demonstrations, 3 draws; full: 40 / 250
     items, 2 demonstrations, the official 5 draws, every head (hours). An effect inside twice its SE fails its
     claim.
@@ -235,7 +235,7 @@ def accuracy(ctx, tasks: list[str] = TASK_NAMES, num_calibration: int = 40, num_
     split_seed = ctx.child_seed(0)  # stream 0: the demonstrations and calibration/test split of this seed
     cal, test, chance = [], [], []
     for name in names:
-        task = load_task(name)
+        task = load_task(name, random_state=0)  # the templates and distractors: one fixed task
         n_test = min(num_test, len(task) - num_calibration - shots)
         c, t = task.draw(num_calibration, n_test, shots, random_state=split_seed)
         cal.append(encode_task(c, tokenizer, batch_size))
@@ -250,7 +250,7 @@ def accuracy(ctx, tasks: list[str] = TASK_NAMES, num_calibration: int = 40, num_
     candidates, coverage = _candidates(model, cal, search_heads, threshold, num_layers)
     ctx.log(f"act: candidate heads chosen in {time.perf_counter() - tick:.1f}s")
     search = HeadSearch(candidates, threshold=threshold, beta=beta)
-    search.fit(model, cal, progress=lambda it: ctx.progress(it, "ACT head search (per layer)", total=len(it)))
+    search.fit(model, cal, progress=ctx.progress_callback("ACT head search"))
     ctx.log(f"act: searched {len(search.head_accuracy_)} heads in {search.seconds_:.1f}s, "
             f"kept {search.num_selected_}: {search.selected_heads_}")
     start = time.perf_counter()

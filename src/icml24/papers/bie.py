@@ -341,7 +341,7 @@ def _comparisons(windows: dict[tuple[str, str], np.ndarray]) -> dict[str, float]
     out = {}
     for key, (ours, rivals) in COMPARISONS.items():
         if ours in windows and all(r in windows for r in rivals):
-            ratio, low, high = perplexity_ratio_ci(windows[ours], [windows[r] for r in rivals])
+            ratio, low, high = perplexity_ratio_ci(windows[ours], [windows[r] for r in rivals], random_state=0)
             out.update({key: ratio, f"{key}_ci_low": low, f"{key}_ci_high": high})
     return out
 

@@ -278,7 +278,7 @@ def _sizes_of(per_seed) -> list[int]:
 
 
 def _tabular_instrument(n_actions):
-    return lambda seed: HistoryInstrument(n_actions, n_obs=3, n_o0=2)
+    return lambda seed: HistoryInstrument(n_actions, n_obs=3, n_o0=2, random_state=seed)  # draws nothing it uses
 
 
 def _naive_bias_split(pomdp, uniform) -> dict[str, float]:

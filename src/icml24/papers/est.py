@@ -371,7 +371,7 @@ def schedule_knobs(ctx, corpus: str = "shakespeare", max_chars: int = 0, n_layer
     """Which schedule knobs come closest to no loss penalty, judged on a validation slice (the last ``validation``
     fraction of the training text; training uses the rest), never on the held-out text the claims read. Each
     setting of ``KNOBS`` (stage boundaries earlier or later, milder sampling rates) trains in lockstep with the
-    full-model baseline; ``best_knob_index`` indexes ``knobs`` (:func:`best_knob`: no validation penalty and the
+    full-model baseline; ``best_knob_index`` indexes ``knobs`` (``best_knob``: no validation penalty and the
     most FLOPs saved). A regime measurement: our stage boundaries and rates are our own reading, and this says how
     much the choice matters (compare the gaps with the final-loss gap's spread over seeds).
     """

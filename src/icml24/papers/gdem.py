@@ -107,7 +107,7 @@ def _has_official_config(dataset: str) -> bool:
 
 def _fit_gdem(dataset: str, data, real, rate: float, seed: int, eval_epochs: int, distill_epochs: int = 0):
     """The official configuration where there is one; else the best of CiteSeer's official configurations on
-    the real validation nodes (:func:`~icml24.graph.select_gdem`), as one would serve a new graph."""
+    the real validation nodes (``select_gdem``), as one would serve a new graph."""
     if _has_official_config(dataset):
         model = _gdem(rate, seed, distill_epochs).fit(data)
         model.config_rate_ = rate  # the official configuration of this rate
@@ -141,7 +141,7 @@ def accuracy(ctx, datasets: list[str] = ("citeseer",), rates: list[float] = (0.2
     graph per rate and draws one random coreset, so every baseline gets exactly as many seeds as GDEM; all four
     evaluation GCNs start from the same initialization (``ctx.torch_generator(dataset, rate, "eval")``).
     GDEM uses the official configuration on CiteSeer and, on a graph without one (Cora), the best of CiteSeer's
-    three official configurations on the real validation nodes (:func:`~icml24.graph.select_gdem`).
+    three official configurations on the real validation nodes (``select_gdem``).
     Baselines: GCond with the official CiteSeer script's settings (SGC, 20 outer / 15 inner steps, lr 1e-4,
     ``gcond_epochs`` of its 600 epochs); random coreset stratified by class; herding on the whole-graph GCN's
     log-probabilities (GCond's coreset baseline). Time: GDEM's eigendecomposition + initialization + distillation
@@ -294,7 +294,7 @@ def efficiency(ctx, dataset: str = "citeseer", rates: list[float] = (0.25, 0.5),
                optimize: bool = True) -> dict[str, float]:
     """Seconds for the eigendecomposition (fresh, not cached), feature initialization and distillation, and the
     decrease of the eigenbasis-matching loss (no claim reads these since the claims compare GDEM's time with
-    GCond's in :func:`accuracy`; quick runs r = 0.25 only). ``optimize=False`` (the null) runs one epoch, whose
+    GCond's in ``accuracy``; quick runs r = 0.25 only). ``optimize=False`` (the null) runs one epoch, whose
     recorded L_e is the initial eigenbasis's: final / initial is then that of no optimization.
     """
     metrics: dict[str, float] = {}

@@ -281,7 +281,7 @@ def real_kernels(ctx, laplace_ns: list[int] = (25, 50, 100, 200, 400), gaussian_
     pre-asymptotic (~0.3 at n = 400, ~0.4 at n = 2000, against 1/d = 0.5).
 
     cond(K) on random points does not follow the independent-feature rate n^(1+a) (derivation and claim:
-    :func:`laplace_condition`); on these N(0, I) inputs ``laplace_cond_slope`` (summary) sits beside 1 + 2/d and
+    ``laplace_condition``); on these N(0, I) inputs ``laplace_cond_slope`` (summary) sits beside 1 + 2/d and
     1 + 1/d (``laplace_cond_slope_random_points``, ``..._independent_features``). The Gaussian kernel's
     lambda_min is far below n mu_n too (its eigenfunctions at random points are a Vandermonde-like, exponentially
     ill-conditioned basis): ``gaussian_cond_rate_over_a`` is the measured slope of ln cond(K) per point over the

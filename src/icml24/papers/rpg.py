@@ -199,7 +199,7 @@ def binding(ctx, num_objects: list[int] = (2, 3, 4, 5), num_prompts: int = 32,
         generate_full(diffusion, single, noise, gen, sampling_steps, guidance), single)}
     tests = {}
     for k in num_objects:  # the regime: the base model on the whole prompt
-        _, test = split_prompts(k, num_validation)
+        _, test = split_prompts(k, num_validation, random_state=0)
         chosen = ctx.rng("prompts", k).choice(len(test), size=min(num_prompts, len(test)), replace=False)
         entities = [test[j] for j in chosen]
         prompts = [caption(list(e)) for e in entities]
@@ -220,7 +220,7 @@ def binding(ctx, num_objects: list[int] = (2, 3, 4, 5), num_prompts: int = 32,
     fixed = wrong = broken = right = 0
     middle_gaps = []
     for k in num_objects:
-        validation, _ = split_prompts(k, num_validation)  # model choice reads validation, claims read test
+        validation, _ = split_prompts(k, num_validation, random_state=0)  # model choice: validation; claims: test
         val_prompts = [caption(list(e)) for e in validation]
         val_gen = ctx.torch_generator("validation", k)
         val_noise = torch.randn((len(val_prompts), 3, 16, 16), generator=val_gen)

@@ -111,8 +111,9 @@ def _search(ctx, widths, target, num_points, epochs, lr, batch_size, inits, max_
         finder = CombinatorialSearch(tuple(widths), target, inits=inits, max_nnz=max_nnz or None,
                                      max_masks_per_nnz=max_masks_per_nnz or None, levels_per_run=levels_per_run,
                                      **_recipe(epochs, lr, batch_size))
-        finder.fit(x, y, random_state=bctx.torch_generator("search"),
-                   progress=lambda nnz, n, acc: ctx.log("nnz %d: %d masks, best %.4f", nnz, n, acc))
+        finder.fit(x, y, random_state=bctx.torch_generator("search"), progress=ctx.progress_callback("sparsest levels"))
+        for nnz, accuracies in finder.level_accuracy_.items():
+            ctx.log("nnz %d: %d masks, best %.4f", nnz, len(accuracies), max(accuracies))
         return {"reached": float(finder.reached_), "nnz": int(finder.nnz_), "accuracy": float(finder.accuracy_),
                 "masks_evaluated": int(finder.masks_evaluated_), "seconds": time.perf_counter() - start,
                 "levels": [int(k) for k in finder.level_accuracy_],

@@ -123,7 +123,8 @@ def _text_finetuned(ctx, setting: TextMergingSetting, knobs: dict, steps: int, l
 def _text_setting(num_tasks: int, size: str, num_train: int, max_length: int) -> TextMergingSetting:
     if not 2 <= num_tasks <= len(TEXT_TASKS):
         raise ValueError(f"task counts must lie between 2 and {len(TEXT_TASKS)}, got {num_tasks}")
-    return TextMergingSetting(TEXT_TASKS[:num_tasks], size, num_train=num_train, max_length=max_length)
+    return TextMergingSetting(TEXT_TASKS[:num_tasks], size, num_train=num_train, max_length=max_length,
+                              random_state=0)  # the splits (and tiny weights): one fixed benchmark
 
 
 _TINY = {"size": "tiny", "steps": 10, "lr": 3e-3, "num_train": 32, "max_length": 12}

@@ -106,7 +106,7 @@ class PrunerComparison(FittedAttributes, Estimator):
     try's}; ``settings_`` (the (lr, schedule) settings trained, as floats and names).
 
     The parameters are stored as given (scikit-learn's estimator contract: ``clone``, ``get_params``/``set_params``)
-    and checked at the start of :meth:`fit`, before any network is drawn or trained. ``nnz`` has no default value:
+    and checked at the start of ``fit``, before any network is drawn or trained. ``nnz`` has no default value:
     fit refuses None (pass the search's ``nnz_``, the budget every pruner ends at); ``widths`` defaults to the
     paper's comparison widths (3, 8, 32).
     """

@@ -52,7 +52,13 @@ def erk_counts(shapes: list[tuple[int, int]], nnz: int) -> list[int]:
 
 
 def drop_fraction(step: int, alpha: float, end: int) -> float:
-    """Cosine update schedule (RigL Eq. 1): f(t) = alpha / 2 (1 + cos(pi t / T_end))."""
+    """Cosine update schedule (RigL Eq. 1): f(t) = alpha / 2 (1 + cos(pi t / T_end)).
+
+    ``end`` (``T_end``, the last update step) must be > 0 and ``step`` >= 0."""
+    if not (math.isfinite(end) and end > 0):
+        raise ValueError(f"end must be a number of steps > 0 (T_end, the last update step), got {end}")
+    if not (math.isfinite(step) and step >= 0):
+        raise ValueError(f"step must be >= 0, got {step}")
     return alpha / 2 * (1 + math.cos(math.pi * step / end))
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from icml24._estimator import Estimator
+from icml24._progress import Progress, check_progress
 from icml24._random import RandomState, torch_generator
 from icml24._validation import FittedAttributes, check_positive, check_positive_int
 
@@ -116,7 +117,7 @@ class CombinatorialSearch(FittedAttributes, Estimator):
     (cheaper per mask on a CPU; the answer is the same, more masks are trained past the first success).
 
     The parameters are stored as given (scikit-learn's estimator contract: ``clone``, ``get_params``/``set_params``)
-    and checked at the start of :meth:`fit`, before any mask is enumerated or trained.
+    and checked at the start of ``fit``, before any mask is enumerated or trained.
     """
 
     def __init__(self, widths: tuple[int, int, int] = (3, 3, 3), target: float = 0.95, init_width: int = 16,
@@ -159,7 +160,7 @@ class CombinatorialSearch(FittedAttributes, Estimator):
                       **_recipe(self.epochs, self.batch_size, self.lr, self.schedule))
         return model.accuracy(x, y), state
 
-    def _level(self, hidden, masks, level, states, offset, progress) -> bool:
+    def _level(self, hidden, masks, level, states, offset) -> bool:
         """Record one nonzero level (accuracies [masks, inits]); True when it reaches the target."""
         count, per_mask = len(level), level.max(1).values
         best = int(per_mask.argmax())
@@ -168,8 +169,6 @@ class CombinatorialSearch(FittedAttributes, Estimator):
         self.best_by_nnz_[total] = float(per_mask[best])
         self.masks_evaluated_ += count
         self.networks_trained_ += count * self.inits
-        if progress is not None:
-            progress(total, count, float(per_mask[best]))
         reached = bool(per_mask[best] >= self.target)
         if reached or self.accuracy_ is None or per_mask[best] > self.accuracy_:  # the best network so far
             self.nnz_, self.accuracy_ = total, float(per_mask[best])
@@ -186,12 +185,14 @@ class CombinatorialSearch(FittedAttributes, Estimator):
         return net
 
     def fit(self, x: torch.Tensor, y: torch.Tensor, random_state: RandomState = None,
-            progress=None) -> CombinatorialSearch:
+            progress: Progress | None = None) -> CombinatorialSearch:
         """Sweep the nonzero levels upward on (x, y) until a mask reaches ``target``. ``random_state``
         (``icml24._random.torch_generator``: an int seeds one torch Generator, one is used as is) draws the masks
-        kept under ``max_masks_per_nnz``, the initialisations and the minibatch order; ``progress(nnz, masks,
-        best accuracy)`` is called after each level."""
+        kept under ``max_masks_per_nnz``, the initialisations and the minibatch order; ``progress(done, total)``
+        (``icml24._progress``) is called after each nonzero level, ``total`` the levels planned (a success stops
+        sooner); the levels' masks and accuracies are in ``level_accuracy_``."""
         self._check_params()
+        check_progress(progress)
         check_data(x, y, 2)
         generator = torch_generator(random_state)
         d = (2, *self.widths)
@@ -212,6 +213,7 @@ class CombinatorialSearch(FittedAttributes, Estimator):
                 pick = torch.randperm(count, generator=generator)[:int(self.max_masks_per_nnz)]
                 masks = [m[pick] for m in masks]
             levels.append((hidden, masks))
+        done = 0
         for g in range(0, len(levels), self.levels_per_run):
             group = levels[g:g + self.levels_per_run]  # consecutive levels trained in one batched run
             rep = [torch.cat([m[layer].repeat_interleave(self.inits, 0) for _, m in group]) for layer in range(3)]
@@ -224,7 +226,11 @@ class CombinatorialSearch(FittedAttributes, Estimator):
             for hidden, masks in group:  # read the levels in increasing nnz: the first success stops the search
                 count = len(masks[0])
                 level = acc[offset:offset + count * self.inits].view(count, self.inits)
-                if self._level(hidden, masks, level, states, offset, progress):
+                reached = self._level(hidden, masks, level, states, offset)
+                done += 1
+                if progress is not None:
+                    progress(done, len(levels))
+                if reached:
                     return self
                 offset += count * self.inits
         return self

@@ -17,6 +17,11 @@ from icml24._random import RandomState, torch_generator
 
 def spiral_vertices(num_vertices: int = 17, offset: float = 15.0) -> tuple[np.ndarray, np.ndarray]:
     """The two arms' vertices, shifted together into the positive quadrant: arrays [num_vertices, 2]."""
+    if isinstance(num_vertices, bool) or not isinstance(num_vertices, (int, np.integer)) or num_vertices < 2:
+        raise ValueError(f"num_vertices must be an integer >= 2 (each arm is a chain of segments), got "
+                         f"{num_vertices!r}")
+    if not math.isfinite(offset):
+        raise ValueError(f"offset must be a finite number, got {offset}")
     theta = np.linspace(math.pi, 5 * math.pi, num_vertices) + 0.4 * math.pi  # theta = linspace(pi, 5 pi) + 0.4 pi
     radius = 10 * theta + math.pi  # r = 10 theta + pi
     direction = np.stack([np.cos(theta), np.sin(theta)], axis=1)

@@ -125,7 +125,7 @@ def structured_condition_masks(batch_size: int, num_theta: int, num_x: int, rand
     Each row is one of five candidates, chosen with ``probabilities``: joint (nothing observed), posterior (x
     observed), likelihood (theta observed), and two Bernoulli masks with rates ``bernoulli_rates`` that are drawn once
     per batch. All-observed rows are reset to all-unobserved. ``random_state``: None, an int, a numpy or torch
-    Generator (:func:`icml24._random.torch_generator`; a torch Generator is used as is).
+    Generator (``icml24._random.torch_generator``; a torch Generator is used as is).
     """
     generator = torch_generator(random_state)
     num_nodes = num_theta + num_x
@@ -179,7 +179,7 @@ def check_condition_masks(condition_masks):
 def sample_condition_masks(kind, batch_size: int, num_theta: int, num_x: int, random_state=None,
                            mask_mixture=(0.2, 0.2, 0.2, 0.2, 0.2), bernoulli_rates=(0.3, 0.7)) -> Tensor:
     """Training condition masks ``[batch_size, num_theta + num_x]`` of a kind accepted by ``check_condition_masks``
-    (``random_state`` as in :func:`structured_condition_masks`)."""
+    (``random_state`` as in ``structured_condition_masks``)."""
     generator = torch_generator(random_state)
     n = num_theta + num_x
     if isinstance(kind, str) and kind == "structured":

@@ -16,14 +16,14 @@ from icml24._random import seed_int
 from icml24._validation import check_finite, check_positive_int
 
 
-def c2st(X, Y, random_state=1, n_folds: int = 5, classifier: str = "rf", z_score: bool = True,
+def c2st(X, Y, random_state=None, n_folds: int = 5, classifier: str = "rf", z_score: bool = True,
          mlp_patience: int = 50) -> float:
     """C2ST accuracy between samples ``X: [n, d]`` and ``Y: [m, d]`` (sbi's ``c2st``).
 
     Args:
         X, Y: arrays or tensors of samples with the same number of columns.
-        random_state: seed of the classifier and of the fold shuffling (default 1, as in sbi): an int is passed as
-            is; a numpy or torch Generator gives one int draw (:func:`icml24._random.seed_int`).
+        random_state: classifier and fold-shuffling seed (sbi uses 1; None: a fresh one): an int is passed as
+            is; a numpy or torch Generator gives one int draw (``icml24._random.seed_int``).
         n_folds: cross-validation folds (default 5).
         classifier: ``"rf"`` (RandomForestClassifier, sklearn defaults) or ``"mlp"`` (sbi's: two hidden layers of
             ``10 d`` ReLU units, adam, early stopping).

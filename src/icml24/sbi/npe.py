@@ -1,6 +1,6 @@
 """Neural posterior estimation (NPE) with sbi's neural spline flow: the Simformer paper's baseline (its Fig. 3).
 
-A thin estimator around ``sbi.inference.NPE`` with the interface of :class:`~icml24.sbi.simformer.Simformer`
+A thin estimator around ``sbi.inference.NPE`` with the interface of ``Simformer``
 (``append_simulations`` -> ``train`` -> ``sample_posterior``). sbi draws its network initialisation, batches and
 samples from torch's global generator, so every call here runs inside ``torch.random.fork_rng`` with a seed of its
 own: results depend on ``random_state`` (and the ``random_state`` passed to ``sample_posterior``) only, and the
@@ -19,21 +19,22 @@ import time
 import torch
 from torch import Tensor
 
+from icml24._estimator import Sampler
 from icml24._random import seed_int, torch_generator
 from icml24._validation import FittedAttributes, NotFittedError, check_finite
 
 
-class NPE(FittedAttributes):
+class NPE(FittedAttributes, Sampler):
     """sbi's NPE with a neural spline flow (the sbi benchmark's default sizes), seeded without global RNG.
 
     Args:
         prior: a torch distribution over theta (e.g. ``task.prior()``); it bounds the posterior's support.
         hidden_features, num_transforms, num_bins: sizes of the neural spline flow (defaults 50, 5, 10, as sbi's
             benchmark configuration).
-        random_state: seed of the initialisation and training (default 0): an int seeds torch directly (the
-            streams of the former ``seed``); a numpy or torch Generator gives one int draw per ``train``.
+        random_state: seed of the initialisation and training (default None: fresh entropy): an int seeds torch
+            directly (the streams of the former ``seed``); a numpy or torch Generator gives one int draw per ``train``.
 
-    Attributes (after :meth:`train`):
+    Attributes (after ``train``):
         posterior_: sbi's ``DirectPosterior``.
         epochs_ (int): epochs trained (early stopping on sbi's validation loss, or ``max_epochs``).
         seconds_ (float): wall time of training.
@@ -42,7 +43,7 @@ class NPE(FittedAttributes):
     _fit_call = "append_simulations(theta, x) and train()"
 
     def __init__(self, prior: torch.distributions.Distribution, hidden_features: int = 50, num_transforms: int = 5,
-                 num_bins: int = 10, random_state=0):
+                 num_bins: int = 10, random_state=None):
         self.prior = prior
         self.hidden_features, self.num_transforms, self.num_bins = hidden_features, num_transforms, num_bins
         self.random_state = random_state

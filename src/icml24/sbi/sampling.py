@@ -27,13 +27,13 @@ def euler_maruyama(score_fn: ScoreFn, sde, x_init: Tensor, condition_mask: Tenso
 
     Args:
         score_fn: ``(x, t) -> score``.
-        sde: a :class:`~icml24.sbi.sde.VESDE` or :class:`~icml24.sbi.sde.VPSDE`.
+        sde: a ``VESDE`` or ``VPSDE``.
         x_init: ``[batch, n]`` start values (observed entries already set to their values).
         condition_mask: ``[batch, n]`` or ``[n]`` bool, ``True`` = observed (kept fixed).
         num_steps: Euler–Maruyama steps (paper: 500).
         random_state: the Brownian increments' stream: None (fresh entropy), an int, or a numpy or torch Generator (a
-            torch Generator is used as is; :func:`icml24._random.torch_generator`).
-        guidance: optional log-potential ``c(x0_hat, t) -> [batch]`` (e.g. :func:`interval_potential`); its gradient
+            torch Generator is used as is; ``icml24._random.torch_generator``).
+        guidance: optional log-potential ``c(x0_hat, t) -> [batch]`` (e.g. ``interval_potential``); its gradient
             at the Tweedie estimate ``x0_hat = (x_t + sigma_t^2 s) / a_t`` is added to the score (paper Sec. 3.4).
     """
     generator = torch_generator(random_state, device=str(x_init.device))

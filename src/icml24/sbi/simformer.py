@@ -29,7 +29,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from icml24._random import check_random_state, seed_int, spawn, torch_generator
+from icml24._estimator import Sampler
+from icml24._progress import Progress, check_progress, tracked
+from icml24._random import seed_int, spawn, torch_generator
 from icml24._validation import FittedAttributes, NotFittedError, check_finite, check_positive, check_positive_int
 
 from .masks import (
@@ -48,7 +50,7 @@ from .transformer import FixedConditionScore, ScoreTransformer
 SAMPLING_METHODS = ("sde", "ode", "ode_adaptive")
 
 
-class Simformer(FittedAttributes):
+class Simformer(FittedAttributes, Sampler):
     """Simformer estimator with an sbi-style interface: ``append_simulations`` -> ``train`` -> ``sample``.
 
     Args:
@@ -58,20 +60,27 @@ class Simformer(FittedAttributes):
         graph_kind (str): ``"undirected"`` (moralized, default when a graph is given), ``"directed"`` (minimally
             faithful inverse given the condition mask) or ``"dense"``.
         sde (str): ``"vesde"`` (default; sigma in [1e-4, 15]) or ``"vpsde"`` (beta in [0.01, 10]).
-        num_layers, num_heads, head_dim, widening_factor, id_dim, value_dim, condition_dim, time_dim: transformer
-            sizes (defaults: the paper's "small" model, 6 layers, 4 heads of size 10, widening 3, tokens 20+20+10).
+        num_layers (int): transformer blocks (default 6, the paper's "small" model).
+        num_heads (int): attention heads per block (default 4).
+        head_dim (int): size of each head (default 10).
+        widening_factor (int): hidden width of the feed-forward layers as a multiple of the token size (default 3).
+        id_dim (int): size of the variable-identity embedding in each token (default 20).
+        value_dim (int): size of the value embedding in each token (default 20).
+        condition_dim (int): size of the condition-state embedding in each token (default 10).
+        time_dim (int): size of the diffusion-time embedding (default 128).
         condition_masks (str | array): ``"structured"`` (paper default), ``"beta_bernoulli"`` (``p ~ Beta(1, 4)``),
             ``"joint"``, ``"posterior"``, ``"likelihood"`` (official options), or a ``[k, n]`` bool array of masks.
-        mask_mixture, bernoulli_rates: weights of the structured masks (joint, posterior, likelihood, Bernoulli 1,
-            Bernoulli 2; default 0.2 each) and the two rates (0.3, 0.7), as the official ``p_joint..p_rnd2``,
-            ``rnd1_prob``, ``rnd2_prob``; see :func:`~icml24.sbi.masks.check_mask_mixture` for when to change them.
+        mask_mixture (tuple of 5 floats): weights of the structured masks (joint, posterior, likelihood, Bernoulli
+            1, Bernoulli 2; default 0.2 each), as the official ``p_joint..p_rnd2``; see ``check_mask_mixture`` for
+            when to change them.
+        bernoulli_rates (tuple of 2 floats): the rates of the two Bernoulli masks (default 0.3, 0.7), as the
+            official ``rnd1_prob``, ``rnd2_prob``.
         z_score (bool): standardize each variable with the training data's mean and std (default ``True``).
-        random_state: seed of the network initialisation, training and the estimator's own sampling stream
-            (default 0): None (fresh entropy), an int, or a numpy or torch Generator (read in ``train``). The
-            estimator owns its random streams and never draws from torch's global generator: an int ``s`` keeps the
-            streams of the former ``seed=s`` (``s``: initialisation and training batches, ``s + 1``: the fixed
-            validation noise, ``s + 2``: sampling when ``sample`` gets no ``random_state``), anything else is split
-            into independent children (:func:`icml24._random.spawn`).
+        random_state (None | int | Generator): seed of the network initialisation, training and the estimator's own
+            sampling stream (default None: fresh entropy), an int, or a numpy or torch Generator (read in ``train``).
+            The estimator owns its random streams and never draws from torch's global generator: ``train`` splits
+            ``random_state`` into three independent children (``icml24._random.spawn``): initialisation and training
+            batches, the fixed validation noise, and sampling when ``sample`` gets no ``random_state``.
         device (str): torch device (default ``"cpu"``).
         support (tuple | None | False): ``(low, high)``, each ``[num_variables]`` in original units (``-inf`` /
             ``inf`` for unbounded entries), e.g. a box prior's bounds; samples outside are rejected and redrawn, the
@@ -88,11 +97,12 @@ class Simformer(FittedAttributes):
     ``p(theta_2 | theta_1, x)``) only through its two Bernoulli masks, a few percent of the rows (4.2% for 3
     variables), so at a budget that fits the posterior such a conditional can stay biased: on
     ``x = theta_1 theta_2 + 0.1 eps`` the mean of ``p(theta_2 | theta_1 = 0.5, x = 0.3)`` came out 0.43-0.54 against
-    the exact 0.589 (see :func:`~icml24.sbi.masks.check_mask_mixture`). Pass the conditionals you will ask for as
+    the exact 0.589 (see ``check_mask_mixture``). Pass the conditionals you will ask for as
     ``conditionals`` (the ``exact_conditional`` experiment of ``icml24.papers.simformer`` measures both). What remains:
     with ``conditionals=[[1, 0, 1]]`` and the default weight, 3,000 steps of batch 256 on 10^4 simulations gave a mean
-    of 0.554 (0.18 exact standard deviations, 5.8 Monte Carlo standard errors of 1,000 samples, below the exact
-    0.589) against 0.453 for the official mixture alone at the same budget; longer training shrinks it.
+    of 0.562 (0.14 exact standard deviations, 4.5 Monte Carlo standard errors of 1,000 samples, below the exact
+    0.589) against 0.462 for the official mixture alone at the same budget (quick, seed 0; 0.554 and 0.453 under
+    the streams before issue #58); longer training shrinks it.
 
     Using a learned attribute (``network_``, ``steps_trained_``, ...) or sampling before ``train()`` raises
     ``NotFittedError``; NaN or infinite simulations, observations or conditions raise ``ValueError``.
@@ -103,44 +113,49 @@ class Simformer(FittedAttributes):
     def __init__(self, num_variables: int | None = None, graph=None, graph_kind: str | None = None,
                  sde: str = "vesde", num_layers: int = 6, num_heads: int = 4, head_dim: int = 10,
                  widening_factor: int = 3, id_dim: int = 20, value_dim: int = 20, condition_dim: int = 10,
-                 time_dim: int = 128, condition_masks="structured", z_score: bool = True, random_state=0,
+                 time_dim: int = 128, condition_masks="structured", z_score: bool = True, random_state=None,
                  device: str = "cpu", support=None, prior=None, mask_mixture=(0.2, 0.2, 0.2, 0.2, 0.2),
                  bernoulli_rates=(0.3, 0.7), conditionals=None, conditional_weight: float = 0.5):
-        graph_kind = graph_kind or ("dense" if graph is None else "undirected")
+        # stored as given (scikit-learn's contract: clone, get_params); train() checks them (_check_params)
+        self.num_variables, self.graph, self.graph_kind, self.sde = num_variables, graph, graph_kind, sde
+        self.num_layers, self.num_heads, self.head_dim, self.widening_factor = (num_layers, num_heads, head_dim,
+                                                                                widening_factor)
+        self.id_dim, self.value_dim, self.condition_dim, self.time_dim = id_dim, value_dim, condition_dim, time_dim
+        self.condition_masks, self.z_score, self.random_state, self.device = (condition_masks, z_score, random_state,
+                                                                              device)
+        self.support, self.prior = support, prior
+        self.mask_mixture, self.bernoulli_rates = mask_mixture, bernoulli_rates
+        self.conditionals, self.conditional_weight = conditionals, conditional_weight
+        self._data: list[Tensor] = []  # the simulations appended so far (not a parameter: clone starts empty)
+
+    def _check_params(self) -> None:
+        """Check the parameters and set what they imply (``graph_kind_``, ``sde_``, ``condition_masks_``,
+        ``conditionals_``, ``mask_mixture_``, ``bernoulli_rates_``); the start of ``train``."""
+        graph_kind = self.graph_kind or ("dense" if self.graph is None else "undirected")
         if graph_kind not in GRAPH_KINDS:
             raise ValueError(f"graph_kind must be one of {GRAPH_KINDS}, got {graph_kind!r}")
-        if graph_kind != "dense" and graph is None:
+        if graph_kind != "dense" and self.graph is None:
             raise ValueError(f"graph_kind={graph_kind!r} needs a graph (the simulator's DAG); pass graph=... "
                              "or use graph_kind='dense'")
-        condition_masks = check_condition_masks(condition_masks)
+        if self.graph is not None:
+            as_dag(self.graph, self.num_variables)
+        conditionals = self.conditionals
         if conditionals is not None:
             if isinstance(conditionals, str):
                 raise ValueError("conditionals must be a [k, n] boolean array of masks (True = observed), not a name")
             conditionals = check_condition_masks(conditionals)
-        check_finite("conditional_weight", conditional_weight)
-        if not 0.0 <= conditional_weight <= 1.0:
-            raise ValueError(f"conditional_weight must lie in [0, 1], got {conditional_weight}")
-        self.conditionals, self.conditional_weight = conditionals, float(conditional_weight)
-        self.mask_mixture, self.bernoulli_rates = check_mask_mixture(mask_mixture, bernoulli_rates)
-        if graph is not None:
-            graph = as_dag(graph, num_variables)
-        self.num_variables, self.graph, self.graph_kind, self.sde_name = num_variables, graph, graph_kind, sde
-        self.network_kwargs = dict(num_layers=num_layers, num_heads=num_heads, head_dim=head_dim,
-                                   widening_factor=widening_factor, id_dim=id_dim, value_dim=value_dim,
-                                   condition_dim=condition_dim, time_dim=time_dim)
-        for name, size in self.network_kwargs.items():  # a zero or negative size would train a degenerate network
+        check_finite("conditional_weight", self.conditional_weight)
+        if not 0.0 <= self.conditional_weight <= 1.0:
+            raise ValueError(f"conditional_weight must lie in [0, 1], got {self.conditional_weight}")
+        for name, size in self._network_kwargs().items():  # a zero or negative size would train a degenerate network
             check_positive_int(name, size)
-        self.condition_masks, self.z_score, self.device = condition_masks, z_score, device
-        self.random_state = random_state  # stored verbatim; read in train()
-        self.sde, self.support, self.prior, self._data, self.num_theta_ = make_sde(sde), support, prior, [], None
+        self.condition_masks_ = check_condition_masks(self.condition_masks)
+        self.mask_mixture_, self.bernoulli_rates_ = check_mask_mixture(self.mask_mixture, self.bernoulli_rates)
+        self.graph_kind_, self.sde_, self.conditionals_ = graph_kind, make_sde(self.sde), conditionals
 
-    def __repr__(self) -> str:
-        sizes = ", ".join(f"{k}={v}" for k, v in self.network_kwargs.items())
-        return (f"Simformer(num_variables={self.num_variables}, graph_kind={self.graph_kind!r}, "
-                f"sde={self.sde_name!r}, {sizes}, condition_masks={self.condition_masks!r}, "
-                f"z_score={self.z_score}, random_state={self.random_state!r}"
-                + (f", conditionals={self.conditionals.astype(int).tolist()}, "
-                   f"conditional_weight={self.conditional_weight}" if self.conditionals is not None else "") + ")")
+    def _network_kwargs(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in ("num_layers", "num_heads", "head_dim", "widening_factor",
+                                                      "id_dim", "value_dim", "condition_dim", "time_dim")}
 
     # ------------------------------------------------------------------ data
     def append_simulations(self, theta: Tensor, x: Tensor) -> Simformer:
@@ -148,8 +163,9 @@ class Simformer(FittedAttributes):
         theta, x = check_finite("theta", _as_2d(theta, "theta")), check_finite("x", _as_2d(x, "x"))
         if theta.shape[0] != x.shape[0]:
             raise ValueError(f"theta has {theta.shape[0]} rows but x has {x.shape[0]}; pass one x per theta")
-        if self.num_theta_ is not None and self.num_theta_ != theta.shape[1]:
-            raise ValueError(f"theta has {theta.shape[1]} columns, earlier simulations had {self.num_theta_}")
+        earlier = self.__dict__.get("num_theta_")  # set by an earlier append_simulations
+        if earlier is not None and earlier != theta.shape[1]:
+            raise ValueError(f"theta has {theta.shape[1]} columns, earlier simulations had {earlier}")
         self.num_theta_ = theta.shape[1]
         return self.append_joint(torch.cat([theta, x], dim=1))
 
@@ -165,21 +181,18 @@ class Simformer(FittedAttributes):
 
     # -------------------------------------------------------------- training
     def _seeds(self) -> tuple[int, int, int]:
-        """Int seeds of (initialisation and training, the fixed validation noise, sampling) from ``random_state``."""
-        state = self.random_state
-        if isinstance(state, (int, np.integer)) and not isinstance(state, (bool, np.bool_)):
-            check_random_state(state)  # the range check
-            return int(state), int(state) + 1, int(state) + 2  # the former ``seed``'s streams: results do not move
-        return tuple(seed_int(child) for child in spawn(state, 3))
+        """Int seeds of (initialisation and training, the fixed validation noise, sampling): three independent
+        children of ``random_state`` (``SeedSequence.spawn``; deterministic for an int)."""
+        return tuple(seed_int(child) for child in spawn(self.random_state, 3))
 
     def _build(self, data: Tensor, seed: int) -> None:
         if self.num_variables is not None and data.shape[1] != self.num_variables:
             raise ValueError(f"the data have {data.shape[1]} variables but num_variables={self.num_variables}")
         self.num_variables_ = data.shape[1]
-        if self.conditionals is not None and self.conditionals.shape[1] != self.num_variables_:
-            raise ValueError(f"conditionals have {self.conditionals.shape[1]} columns but the data have "
+        if self.conditionals_ is not None and self.conditionals_.shape[1] != self.num_variables_:
+            raise ValueError(f"conditionals have {self.conditionals_.shape[1]} columns but the data have "
                              f"{self.num_variables_} variables")
-        if self.num_theta_ is None:
+        if self.__dict__.get("num_theta_") is None:  # joint data only (append_joint): every variable is theta
             self.num_theta_ = self.num_variables_
         self.graph_ = None if self.graph is None else as_dag(self.graph, self.num_variables_)
         if self.z_score:
@@ -199,16 +212,16 @@ class Simformer(FittedAttributes):
         self.data_mean_, self.data_var_ = normalized.mean(0), normalized.var(0)
         with torch.random.fork_rng():  # seeded initialisation without touching the caller's global RNG
             torch.manual_seed(seed)
-            self.network_ = ScoreTransformer(self.num_variables_, **self.network_kwargs).to(self.device)
+            self.network_ = ScoreTransformer(self.num_variables_, **self._network_kwargs()).to(self.device)
 
     def _sample_condition_masks(self, batch_size: int, generator: torch.Generator) -> Tensor:
         num_x = self.num_variables_ - self.num_theta_
-        masks = sample_condition_masks(self.condition_masks, batch_size, self.num_theta_, num_x, generator,
-                                       self.mask_mixture, self.bernoulli_rates)
-        if self.conditionals is None or self.conditional_weight == 0.0:
+        masks = sample_condition_masks(self.condition_masks_, batch_size, self.num_theta_, num_x, generator,
+                                       self.mask_mixture_, self.bernoulli_rates_)
+        if self.conditionals_ is None or self.conditional_weight == 0.0:
             return masks
         # the conditionals the user asks for, weighted in (rows drawn uniformly among them)
-        asked = sample_condition_masks(self.conditionals, batch_size, self.num_theta_, num_x, generator)
+        asked = sample_condition_masks(self.conditionals_, batch_size, self.num_theta_, num_x, generator)
         pick = torch.rand(batch_size, generator=generator) < self.conditional_weight
         return torch.where(pick[:, None], asked, masks)
 
@@ -218,40 +231,46 @@ class Simformer(FittedAttributes):
         self._check_fitted()
         generator = torch_generator(random_state)
         batch = x0.shape[0]
-        t = self.sde.t_min + (self.sde.t_max - self.sde.t_min) * torch.rand(batch, generator=generator)
+        t = self.sde_.t_min + (self.sde_.t_max - self.sde_.t_min) * torch.rand(batch, generator=generator)
         if condition_mask is None:
             condition_mask = self._sample_condition_masks(batch, generator)
         eps = torch.randn(x0.shape, generator=generator)
-        edges = batch_attention_masks(self.graph_, self.graph_kind, condition_mask)
+        edges = batch_attention_masks(self.graph_, self.graph_kind_, condition_mask)
         edges = None if edges is None else edges.to(self.device)
 
         def score_fn(x_t: Tensor, times: Tensor) -> Tensor:
             return self.network_(x_t.to(self.device), times.to(self.device), condition_mask.to(self.device),
-                                 self.sde.std(times).to(self.device), edges)
+                                 self.sde_.std(times).to(self.device), edges)
 
-        return denoising_loss(score_fn, self.sde, x0, t, eps, condition_mask)
+        return denoising_loss(score_fn, self.sde_, x0, t, eps, condition_mask)
 
     def train(self, max_steps: int | None = None, batch_size: int = 1000, learning_rate: float = 1e-3,
               min_learning_rate: float = 1e-6, clip: float = 10.0, validation_fraction: float = 0.05,
               validation_every: int | None = None, validation_repeat: int = 5, patience: float = 0.2,
-              smoothing: float = 0.7, show_progress: bool = False) -> Simformer:
+              smoothing: float = 0.7, progress: Progress | None = None) -> Simformer:
         """Train with Adam, a constant then linearly decaying learning rate, and robust early stopping.
 
         Args:
             max_steps: gradient steps; default ``clip(3 N, 5000, 100000)`` as in the paper; 0 builds the network
                 (and the z-scoring) but leaves it at its initialisation: an untrained score network, a C2ST null.
-                batch_size: default 1000.
-            learning_rate / min_learning_rate: Adam's rate, decayed linearly over the second half of training.
+            batch_size: samples per step (default 1000).
+            learning_rate: Adam's initial rate, kept for the first half of training.
+            min_learning_rate: the rate at the end, reached by a linear decay over the second half.
             clip: adaptive gradient clipping factor (unit-wise, as ``optax.adaptive_grad_clip``).
-            validation_fraction / validation_every / validation_repeat: held-out fraction for early stopping (5%),
-                steps between checks (``max_steps // 50``), noise draws per held-out sample (5).
+            validation_fraction: held-out fraction for early stopping (5%).
+            validation_every: steps between checks (``max_steps // 50``).
+            validation_repeat: noise draws per held-out sample (5).
             patience: stop once the smoothed validation loss has not improved for this fraction of ``max_steps``
                 (default 0.2), restoring the weights of its best check. Stopping is only considered once the
                 learning rate decays (second half of training): a plateau at constant rate is not convergence.
             smoothing: weight of the past in the moving average of the (fixed-noise) validation loss (default 0.7;
                 0 = raw loss): it removes the check-to-check noise that made a raw patience rule stop one seed at a
-                third of its steps. show_progress: show a tqdm progress bar.
+                third of its steps.
+            progress: ``progress(done, total)`` after each gradient step (``icml24._progress``; e.g.
+                ``ctx.progress_callback("Simformer")``); ``total`` is the step budget, early stopping ends sooner.
         """
+        self._check_params()
+        check_progress(progress)
         if not self._data:
             raise ValueError("no simulations; call append_simulations(theta, x) first")
         if max_steps is not None and max_steps < 0:
@@ -281,17 +300,12 @@ class Simformer(FittedAttributes):
         decay = min_learning_rate / learning_rate
         scheduler = torch.optim.lr_scheduler.LambdaLR(
             optimizer, lambda s: 1.0 if s < half else max(1.0 - (1.0 - decay) * (s - half) / half, decay))
-        steps_iter = range(steps)
-        if show_progress:
-            from tqdm.auto import tqdm
-
-            steps_iter = tqdm(steps_iter, desc="Simformer", leave=False)
         self.loss_history_, self.validation_history_, self.stopped_early_ = [], [], False
         best, best_state, best_step, average = math.inf, None, 0, None
         patience_steps = max(int(patience * steps), 1)
         self.network_.train()
         step = -1  # no step taken (max_steps=0)
-        for step in steps_iter:
+        for step in tracked(range(steps), progress):  # progress(done, total) after each step
             batch = train[torch.randint(0, train.shape[0], (min(batch_size, train.shape[0]),), generator=generator)]
             loss = self.loss(batch, generator)
             optimizer.zero_grad(set_to_none=True)
@@ -354,18 +368,19 @@ class Simformer(FittedAttributes):
 
         Args:
             num_samples: how many samples.
-            condition: ``{index: value}`` over the joint ``[theta, x]``, or a ``[n]`` tensor with NaN for free
-                entries, or ``None`` for the joint.
+            condition (dict | Tensor | None): ``{index: value}`` over the joint ``[theta, x]``, or a ``[n]`` tensor
+                with NaN for free entries, or ``None`` for the joint.
             method: ``"sde"`` (Euler–Maruyama on the reverse SDE, default, the paper's), ``"ode"`` (probability flow,
                 Heun with ``num_steps`` steps) or ``"ode_adaptive"`` (probability flow, adaptive RK45 at ``tolerance``).
             num_steps: integration steps of ``"sde"`` / ``"ode"`` (paper and default: 500; the cost is linear in it,
                 ``benchmarks/bench_simformer.py`` measures C2ST against it).
-            random_state: the initial noise and Brownian increments' stream: an int, a numpy or torch Generator (a
-                torch one used as is), or None (default): the estimator's own sampling stream, seeded by its
-                ``random_state``; successive calls continue it.
-            guidance: optional log-potential ``c(x, t) -> [num_samples]`` on the joint in *original* units (e.g.
-                :func:`~icml24.sbi.sampling.interval_potential`), added to the score as guidance (SDE only).
-            tolerance: rtol = atol of ``"ode_adaptive"`` (z-scored). max_rounds: rejection rounds (support).
+            random_state (None | int | Generator): the initial noise and Brownian increments' stream: an int, a numpy
+                or torch Generator (a torch one used as is), or None (default): the estimator's own sampling stream,
+                seeded by its ``random_state``; successive calls continue it.
+            guidance (callable | None): optional log-potential ``c(x, t) -> [num_samples]`` on the joint in
+                *original* units (e.g. ``interval_potential``), added to the score as guidance (SDE only).
+            tolerance: rtol = atol of ``"ode_adaptive"`` (z-scored).
+            max_rounds: rejection rounds (support).
 
         Sets ``score_evaluations_`` (batched network calls, last round) and ``rejection_rate_`` (outside support).
         """
@@ -389,20 +404,20 @@ class Simformer(FittedAttributes):
     def _draw(self, num_samples: int, mask: Tensor, values: Tensor, method: str, num_steps: int,
               generator: torch.Generator, guidance, tolerance: float) -> Tensor:
         observed = ((values - self.mean_) / self.std_)[None].expand(num_samples, -1)
-        t_max = torch.full((num_samples,), self.sde.t_max)
-        factor, std = self.sde.mean_factor(t_max)[:, None], self.sde.std(t_max)[:, None]
+        t_max = torch.full((num_samples,), self.sde_.t_max)
+        factor, std = self.sde_.mean_factor(t_max)[:, None], self.sde_.std(t_max)[:, None]
         spread = torch.sqrt(factor**2 * self.data_var_ + std**2)
         noise = torch.randn(num_samples, self.num_variables_, generator=generator)
         x_init = torch.where(mask, observed, factor * self.data_mean_ + spread * noise)
         condition_mask = mask[None].expand(num_samples, -1)
-        edges = attention_mask(self.graph_, self.graph_kind, mask.numpy())
+        edges = attention_mask(self.graph_, self.graph_kind_, mask.numpy())
         edges = None if edges is None else torch.as_tensor(edges, device=self.device)
         # the network specialised to this one condition (fixed token parts, shared time, free tokens only in the
         # last block unless guidance reads the observed entries' scores): forward's numbers, fewer operations
         network = FixedConditionScore(self.network_, mask, edges, free_only=guidance is None)
 
         def score_fn(x: Tensor, t: Tensor) -> Tensor:
-            return network(x.to(self.device), t.to(self.device), self.sde.std(t).to(self.device)).cpu()
+            return network(x.to(self.device), t.to(self.device), self.sde_.std(t).to(self.device)).cpu()
 
         normalized_guidance = None if guidance is None else (lambda z, t: guidance(z * self.std_ + self.mean_, t))
 
@@ -415,14 +430,14 @@ class Simformer(FittedAttributes):
     def _integrate(self, method: str, score_fn, x_init: Tensor, condition_mask: Tensor, num_steps: int,
                    generator: torch.Generator, normalized_guidance, tolerance: float) -> Tensor:
         if method == "sde":
-            samples = euler_maruyama(score_fn, self.sde, x_init, condition_mask, num_steps, generator,
+            samples = euler_maruyama(score_fn, self.sde_, x_init, condition_mask, num_steps, generator,
                                      normalized_guidance)
             self.score_evaluations_ = num_steps
         elif method == "ode":
-            samples = probability_flow_ode(score_fn, self.sde, x_init, condition_mask, num_steps)
+            samples = probability_flow_ode(score_fn, self.sde_, x_init, condition_mask, num_steps)
             self.score_evaluations_ = 2 * num_steps
         else:
-            samples, self.score_evaluations_ = probability_flow_ode_adaptive(score_fn, self.sde, x_init,
+            samples, self.score_evaluations_ = probability_flow_ode_adaptive(score_fn, self.sde_, x_init,
                                                                              condition_mask, tolerance, tolerance)
         return samples
 

@@ -1,18 +1,18 @@
 """Benchmark tasks with exact references: linear-Gaussian DAGs (every conditional in closed form) and two moons.
 
-* :func:`gaussian_linear` — SBIBM's task: ``theta ~ N(0, 0.1 I_d)``, ``x ~ N(theta, 0.1 I_d)`` (d = 10).
-* :func:`gaussian_tree` — a linear-Gaussian version of the Simformer paper's tree
+* ``gaussian_linear`` — SBIBM's task: ``theta ~ N(0, 0.1 I_d)``, ``x ~ N(theta, 0.1 I_d)`` (d = 10).
+* ``gaussian_tree`` — a linear-Gaussian version of the Simformer paper's tree
   (``theta0 -> theta1, theta2``; ``theta1 -> x0, x1``; ``theta2 -> x2, x3``).
-* :func:`markov_chain` — a linear-Gaussian hidden Markov chain ``theta_k -> theta_{k+1}``, ``theta_k -> x_k``.
-* :class:`ProductTask` — ``theta ~ U(-1, 1)^2``, ``x = theta_1 theta_2 + 0.1 eps``: nonlinear, with the exact
+* ``markov_chain`` — a linear-Gaussian hidden Markov chain ``theta_k -> theta_{k+1}``, ``theta_k -> x_k``.
+* ``ProductTask`` — ``theta ~ U(-1, 1)^2``, ``x = theta_1 theta_2 + 0.1 eps``: nonlinear, with the exact
   conditional ``p(theta_2 | theta_1, x)`` (a truncated Gaussian) mixing an observed parameter and the data.
-* :class:`TwoMoons` — SBIBM's two moons; reference posteriors are SBIBM's shipped samples when the ``sbibm`` package
+* ``TwoMoons`` — SBIBM's two moons; reference posteriors are SBIBM's shipped samples when the ``sbibm`` package
   files are installed, otherwise exact grid samples of the closed-form likelihood times the uniform prior.
 
 Every task exposes ``num_theta``, ``num_x``, ``graph`` (``[n, n]`` bool, ``graph[i, j]`` = ``j`` is a parent of
 ``i``), ``prior()`` (a torch distribution over theta), ``simulate_joint(num, random_state) -> [num, n]`` and
 ``observation(index) -> x_o``. Random draws use the ``random_state`` passed in (None: fresh entropy; an int; a numpy
-or torch Generator, a torch one used as is: :func:`icml24._random.torch_generator`), never torch's global generator;
+or torch Generator, a torch one used as is: ``icml24._random.torch_generator``), never torch's global generator;
 ``observation(index)`` is a data constant, simulated (when SBIBM's file is absent) from
 ``torch.Generator().manual_seed(1_000_000 + index)`` so that every run sees the same observations.
 """
@@ -36,7 +36,7 @@ class LinearGaussianTask:
     """A linear-Gaussian DAG ``v = W v + b + diag(noise_std) eps`` over ``n`` variables (first ``num_theta`` = theta).
 
     The joint is ``N(mu, Sigma)`` with ``L = (I - W)^{-1}``, ``mu = L b``, ``Sigma = L diag(noise_std^2) L^T``, so any
-    conditional ``p(v_free | v_obs)`` is Gaussian in closed form (:meth:`conditional`).
+    conditional ``p(v_free | v_obs)`` is Gaussian in closed form (``conditional``).
 
     Args:
         weights: ``[n, n]``, ``weights[i, j]`` = coefficient of parent ``j`` in node ``i`` (strictly lower-triangular
@@ -240,7 +240,7 @@ class ProductTask:
 
     Given ``theta_1 = a != 0`` and ``x``, the likelihood ``N(x; a theta_2, noise_std^2)`` times the uniform prior makes
     ``p(theta_2 | theta_1 = a, x)`` the Gaussian ``N(x / a, (noise_std / a)^2)`` truncated to ``[-1, 1]``: exact
-    samples by the inverse CDF (:meth:`sample_theta2`) and exact moments (:meth:`theta2_moments`).
+    samples by the inverse CDF (``sample_theta2``) and exact moments (``theta2_moments``).
     """
 
     name, num_theta, num_x = "product", 2, 1

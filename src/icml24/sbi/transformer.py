@@ -110,7 +110,7 @@ class ScoreTransformer(nn.Module):
 
 
 class FixedConditionScore:
-    """:meth:`ScoreTransformer.forward` specialised for sampling: one condition mask and one attention mask for every
+    """``ScoreTransformer.forward`` specialised for sampling: one condition mask and one attention mask for every
     row, one diffusion time per call. The same numbers as ``forward`` up to float rounding, at a lower cost:
 
     - what the sampler never changes is built once: the tokens' id and condition parts, the additive attention mask;
@@ -122,7 +122,7 @@ class FixedConditionScore:
       outputs are multiplied by ``1 - M_C = 0`` in every sampler, so their scores are returned as 0.
 
     Args:
-        network: a trained :class:`ScoreTransformer`.
+        network: a trained ``ScoreTransformer``.
         condition_mask: ``[n]`` bool, ``True`` = observed.
         attention_mask: ``None`` (dense) or ``[n, n]`` bool, row attends to column.
         free_only: skip the observed tokens in the last block (their score is returned as 0).
@@ -171,7 +171,7 @@ class FixedConditionScore:
 
 def _fixed_block(block: SimformerBlock, h: Tensor, time_bias: Tensor, additive: Tensor | None,
                  rows: Tensor | None) -> Tensor:
-    """One :class:`SimformerBlock` with a shared time bias ``[1, d]``; ``rows``: compute only these tokens' outputs."""
+    """One ``SimformerBlock`` with a shared time bias ``[1, d]``; ``rows``: compute only these tokens' outputs."""
     batch, nodes, _ = h.shape
     heads, size = block.num_heads, block.head_dim
     qkv = block.qkv(block.norm_attention(h)).view(batch, nodes, 3, heads, size)

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import validate_data
 
 from icml24._validation import FittedAttributes, check_finite, check_fitted
 
 
-class DirectionEstimator(FittedAttributes, TransformerMixin, BaseEstimator):
+class DirectionEstimator(ClassNamePrefixFeaturesOutMixin, FittedAttributes, TransformerMixin, BaseEstimator):
     """A supervised linear reduction ``X -> X B``: ``fit(X, y)`` learns ``directions_`` ``B [p, d]``.
 
     Subclasses implement ``_fit_directions(X, y) -> B`` on validated float arrays; the base class checks the
     inputs (NaN/inf named by argument), normalizes each column of ``B`` to unit length with its largest entry
-    positive (a direction has no sign), and projects in ``transform``.
+    positive (a direction has no sign), and projects in ``transform``. ``get_feature_names_out()`` names the
+    ``d`` reduced columns after the class (``sir0``, ``sir1``, ...), so ``set_output(transform="pandas")`` works.
     """
 
     def __sklearn_tags__(self):
@@ -30,6 +31,11 @@ class DirectionEstimator(FittedAttributes, TransformerMixin, BaseEstimator):
         if np.ptp(y) == 0:
             raise ValueError("y is constant: a constant response carries no direction; pass a varying response")
         return X, y
+
+    @property
+    def _n_features_out(self) -> int:
+        """How many columns ``transform`` returns (``d``), for ``get_feature_names_out``."""
+        return self.directions_.shape[1]
 
     def fit(self, X, y):
         """Learn the directions from predictors ``X [n, p]`` and a scalar response ``y [n]``."""

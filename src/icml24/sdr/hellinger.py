@@ -48,7 +48,7 @@ def default_window(n: int) -> int:
 def nn_distances(u, v, algorithm: str = "kdtree", window: int | None = None) -> np.ndarray:
     """Distance from each point ``(u_i, v_i)`` to its nearest other point (exact; ``n >= 2``).
 
-    ``window`` is the sweep's half-width in points (default :func:`default_window`); it changes speed only.
+    ``window`` is the sweep's half-width in points (default ``default_window``); it changes speed only.
     """
     u = np.asarray(u, dtype=np.float64)
     v = np.asarray(v, dtype=np.float64)
@@ -151,7 +151,7 @@ class HellingerCorrelation(FittedAttributes, Estimator):
     Args:
         algorithm (str): ``"kdtree"`` (default) or ``"sweep"``; both are exact.
 
-    Attributes (after :meth:`fit`):
+    Attributes (after ``fit``):
         bhattacharyya_ (float): ``B``; correlation_ (float): ``eta``; distances_ (ndarray [n]): ``R_i``.
     """
 
@@ -183,11 +183,13 @@ class ProjectionObjective:
     equals the k-d tree's to rounding. ``evaluations`` counts calls.
     """
 
+    KIND = "component"  # icml24._contract
+
     def __init__(self, X: np.ndarray, y: np.ndarray, algorithm: str = "sweep", window: int | None = None):
         if algorithm not in ALGORITHMS:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
-        self.X = np.asarray(X, dtype=np.float64)
-        self.v = copula_ranks(y)
+        self.X = check_finite("X", np.asarray(X, dtype=np.float64))
+        self.v = copula_ranks(check_finite("y", np.asarray(y, dtype=np.float64)))
         self.algorithm = algorithm
         self.evaluations = 0
         n = self.X.shape[0]

@@ -2,7 +2,7 @@
 
 Each standardizes ``Z = (X - mean) Sigma^{-1/2}``, slices the response, builds a kernel matrix ``M`` from the
 slice moments of ``Z``, and returns ``Sigma^{-1/2}`` times the leading eigenvectors of ``M``; the moments of all
-slices come from one sort of the rows (:func:`~icml24.sdr._base.slice_moments`).
+slices come from one sort of the rows (``slice_moments``).
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ class SAVE(_SlicedEstimator):
 
     Uses second slice moments, so it sees symmetric links that SIR misses.
 
-    Args and attributes as :class:`SIR`.
+    Args and attributes as ``SIR``.
     """
 
     def _kernel(self, weights, means, covs, p):
@@ -83,7 +83,7 @@ class DirectionalRegression(_SlicedEstimator):
         C = sum_h p_h m_h m_h^T
         M = 2 A + 2 C^2 + 2 tr(C) C - 2 I          # E[(2I - E[(Z - Z')(Z - Z')^T | y, y'])^2]
 
-    Args and attributes as :class:`SIR`; ``n_slices=None`` takes ``ceil(log n)`` (the paper's ``h``).
+    Args and attributes as ``SIR``; ``n_slices=None`` takes ``ceil(log n)`` (the paper's ``h``).
     """
 
     _sizes = "floor"

@@ -39,7 +39,7 @@ class HellingerSDR(DirectionEstimator):
     """Hellinger-correlation SDR for single-index models: an initial direction refined on the unit sphere.
 
     Args:
-        init (str | estimator | array): the initializer: a name of :data:`INITIALIZERS` (default ``"dr"``),
+        init (str | estimator | array): the initializer: a name of ``INITIALIZERS`` (default ``"dr"``),
             an unfitted estimator with ``directions_`` after ``fit`` (cloned), or a direction ``[p]``.
         sa_maxiter (int): annealing evaluations (official: ``2 * maxit = 20000``); 0 skips annealing.
         sa_temperature (float), sa_tmax (int): R's ``temp`` and ``tmax`` (10, 10).
@@ -48,7 +48,7 @@ class HellingerSDR(DirectionEstimator):
         algorithm (str): the 1-NN search of the objective, ``"sweep"`` (default) or ``"kdtree"``; both exact.
         random_state (int | Generator | None): seeds the annealing (and a random initializer such as DCOV).
 
-    Attributes (after :meth:`fit`):
+    Attributes (after ``fit``):
         directions_ (ndarray [p, 1]); initial_direction_ (ndarray [p, 1]): the initializer's direction;
         initial_bhattacharyya_, bhattacharyya_ (float): ``B`` before and after; correlation_ (float): the
         final Hellinger correlation ``eta``; n_evaluations_ (int): objective evaluations.

@@ -8,11 +8,11 @@ A unit vector ``s`` in ``R^p`` is written with ``p - 1`` angles ``theta``:
 
 and any function of ``s`` is minimized over unconstrained ``theta``:
 
-- :func:`anneal`: simulated annealing with the schedule of R's ``optim(method = "SANN")`` (``temp = 10``,
+- ``anneal``: simulated annealing with the schedule of R's ``optim(method = "SANN")`` (``temp = 10``,
   ``tmax = 10``): at iteration ``k`` the temperature is ``T_k = temp / log(floor((k-1)/tmax) tmax + e)``
   and the candidate is ``theta + N(0, (T_k / temp)^2 I)``, accepted if better or with probability
   ``exp(-dy / T_k)``; the best point visited is returned.
-- :func:`nelder_mead`: Nelder–Mead (``scipy``) from R's initial simplex (step ``0.1 max|theta_i|``, or 0.1)
+- ``nelder_mead``: Nelder–Mead (``scipy``) from R's initial simplex (step ``0.1 max|theta_i|``, or 0.1)
   and stopped like R's ``nmmin``: when the simplex values differ by at most ``reltol (|f_0| + reltol)``, or
   after ``maxfev`` evaluations.
 """

@@ -35,8 +35,9 @@ def test_learners_before_run_raise_not_fitted(learner):
                                         (lambda: LinUCBOneHot(delta=2.0), "delta must lie in"),
                                         (lambda: PairUCB(noise_std=-1.0), "noise_std must be >= 0")])
 def test_bad_hyperparameters_are_rejected_by_name(make, match):
+    learner = make()  # stored as given (scikit-learn's contract), checked when run starts
     with pytest.raises(ValueError, match=match):
-        make()
+        learner.run(LowRankBandit.gaussian_instance(3, 3, 1, random_state=0), 10, random_state=0)
 
 
 def test_estr_is_rsrmin_with_the_sqrt_r_m_plus_n_t_exploration():

@@ -8,6 +8,7 @@ import torch
 from icml24._validation import NotFittedError
 from icml24.generative import (
     GenCO,
+    MILPSolver,
     MLPGenerator,
     SolverLayer,
     is_playable,
@@ -42,11 +43,53 @@ def test_genco_is_feasible_in_every_training_step_and_every_sample(group_loss, g
     assert model.solves_ >= 4 * 4  # one forward solve per design per step (plus the backward's)
 
 
+def _choose(k, n):
+    """The MILP "choose k of n items": binary x, sum(x) = k (not one-hot: k ones per design)."""
+    return MILPSolver(n, A_eq=np.ones((1, n)), b_eq=[k], lb=np.zeros(n), ub=np.ones(n), integrality=np.ones(n))
+
+
+def test_genco_samples_a_non_one_hot_milp_as_the_solvers_designs():
+    """Choose 3 of 8: samples are the solver's 0/1 vectors (n, 8) with row sums 3 (argmax gave [0 0 0 0 0]); the
+    feasibility checker sees the same designs in training."""
+    solver, rng = _choose(3, 8), np.random.default_rng(0)
+    assert not solver.is_one_hot(8)
+    data = np.stack([np.isin(np.arange(8), rng.choice(8, 3, replace=False)) for _ in range(12)]).astype(float)
+    seen = []
+
+    def feasibility(designs):
+        seen.append(designs)
+        return list(designs.sum(-1) == 3)
+
+    model = GenCO(MLPGenerator(8, (8,), hidden=32, random_state=0), solver, individual_loss=lambda x: -x[:, 0],
+                  feasibility=feasibility, steps=3, batch_size=4, hidden=32, random_state=0).fit(data)
+    assert model.train_feasible_ == [1.0] * 3 and all(d.shape == (4, 8) for d in seen)
+    samples = model.sample(5, torch.Generator().manual_seed(1))
+    assert samples.shape == (5, 8) and np.isin(samples, (0.0, 1.0)).all()
+    np.testing.assert_array_equal(samples.sum(-1), 3)
+    with torch.no_grad():  # exactly the solver's outputs for the generator's costs on the same latents
+        costs = model.generator(torch.randn(5, 8, generator=torch.Generator().manual_seed(1))).double().numpy()
+    np.testing.assert_array_equal(samples, solver.solve(costs))
+
+
+def test_genco_samples_one_hot_levels_as_tile_indices():
+    """The one-hot case (the paper's levels) is unchanged: the argmax over the tile axis of the solver's output."""
+    solver = zelda_milp(H, W)
+    assert solver.is_one_hot(6) and not solver.is_one_hot(3)
+    model = GenCO(MLPGenerator(8, (H, W, 6), hidden=32, random_state=0), solver, steps=2, batch_size=4, hidden=32,
+                  random_state=0).fit(_data())
+    samples = model.sample(4, torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        costs = model.generator(torch.randn(4, 8, generator=torch.Generator().manual_seed(2)))
+        expected = SolverLayer(solver)(costs).argmax(-1).numpy()
+    assert samples.shape == (4, H, W)
+    np.testing.assert_array_equal(samples, expected)
+
+
 def test_genco_gradient_reaches_the_generator():
     gen = MLPGenerator(8, (H, W, 6), hidden=32, random_state=0)
     before = [p.detach().clone() for p in gen.parameters()]
     GenCO(gen, zelda_milp(H, W), individual_loss=wall_loss, weight=10.0, lam=100.0, steps=2, batch_size=4,
-          hidden=32).fit(_data())
+          hidden=32, random_state=0).fit(_data())
     assert any(not torch.equal(a, b) for a, b in zip(before, gen.parameters()))
 
 

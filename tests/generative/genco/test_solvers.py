@@ -79,3 +79,19 @@ def test_sparse_constraints_accepted():
     A = sparse.csr_array(np.ones((1, 4)))
     x = MILPSolver(4, A_eq=A, b_eq=[2], ub=np.ones(4), integrality=np.ones(4)).solve(np.array([1.0, 4, 3, 2]))
     assert x.tolist() == [0, 1, 1, 0]
+
+
+def test_one_hot_is_read_from_the_constraints():
+    """One-hot blocks: binary cost variables with an equality row summing each block of ``size`` to 1."""
+    from icml24.generative import zelda_milp
+
+    n, ones = 8, np.ones((1, 8))
+    choose3 = MILPSolver(n, A_eq=ones, b_eq=[3], lb=np.zeros(n), ub=np.ones(n), integrality=np.ones(n))
+    choose1 = MILPSolver(n, A_eq=ones, b_eq=[1], lb=np.zeros(n), ub=np.ones(n), integrality=np.ones(n))
+    relaxed = MILPSolver(n, A_eq=ones, b_eq=[1], lb=np.zeros(n), ub=np.ones(n))  # continuous: a simplex
+    blocks = MILPSolver(n, A_eq=np.kron(np.eye(2), np.ones((1, 4))), b_eq=[1, 1], ub=np.ones(n),
+                        integrality=np.ones(n))
+    assert not choose3.is_one_hot(8) and choose1.is_one_hot(8) and not relaxed.is_one_hot(8)
+    assert blocks.is_one_hot(4) and not blocks.is_one_hot(8) and not blocks.is_one_hot(3)
+    assert zelda_milp(5, 6).is_one_hot(6) and not shortest_path_milp(3, 3).is_one_hot(9)
+    assert not hasattr(ShortestPathSolver(3, 3), "is_one_hot")  # path indicators: GenCO returns them as they are

@@ -103,3 +103,27 @@ def test_tile_histogram_kl_is_zero_for_the_same_mix_and_grows_with_the_mismatch(
     held_out = random_levels(20, 7, 9, np.random.default_rng(1))
     near, far = tile_histogram_kl(held_out, levels), tile_histogram_kl(walled, levels)
     assert 0 < near < far and np.isfinite(far)  # finite although the walled levels have no empty tile
+
+
+def test_bad_levels_and_pseudo_counts_are_refused_naming_them():
+    level = parse_level(GOOD)[None]
+    with pytest.raises(ValueError, match=r"pseudo_count must be > 0"):
+        tile_histogram_kl(level, level, pseudo_count=-1.0)
+    with pytest.raises(ValueError, match=r"pseudo_count must be >= 0"):
+        tile_histogram(level, pseudo_count=-0.5)
+    soft = np.full(level.shape, 0.4)  # float scores, not tile indices: == WALL would count nothing
+    with pytest.raises(ValueError, match=r"levels must hold tile indices, integers in \[0, 5\]"):
+        wall_fraction(soft)
+    with pytest.raises(ValueError, match=r"levels must hold tile indices"):
+        tile_histogram_kl(soft, level)
+    with pytest.raises(ValueError, match=r"reference must hold tile indices"):
+        tile_histogram_kl(level, level + 6)
+    with pytest.raises(ValueError, match=r"levels must be \(N, H, W\)"):
+        wall_fraction(one_hot(level).argmax(-1)[0])  # one level without its batch axis
+    assert wall_fraction(level.astype(float)) == pytest.approx(wall_fraction(level))  # whole floats are indices
+
+
+@pytest.mark.parametrize("n", [0, -1, 1.5])
+def test_random_levels_refuse_a_count_below_one(n):
+    with pytest.raises(ValueError, match=r"n must be a positive integer"):
+        random_levels(n, 7, 9, np.random.default_rng(0))

@@ -192,3 +192,14 @@ def test_certificate_hops():
     with pytest.raises(ValueError, match="hops"):
         CollectiveCertificate(hops=1).fit(adj, p_a, p_b, targets, rho=3)
     assert "hops=3" in repr(three)
+
+
+@pytest.mark.parametrize("p_lower,p_upper,name", [
+    ([0.9, np.nan], [0.1, 0.0], "p_lower"),
+    ([0.9, 0.8], [np.inf, 0.0], "p_upper"),
+    ([1.5, 0.8], [0.1, 0.0], "p_lower"),
+    ([0.9, 0.8], [-0.1, 0.0], "p_upper"),
+])
+def test_flip_weights_refuse_non_probabilities(p_lower, p_upper, name):
+    with pytest.raises(ValueError, match=rf"{name} holds probabilities and must lie in \[0, 1\]"):
+        flip_weights(p_lower, p_upper)

@@ -100,3 +100,19 @@ def test_top_up_uses_non_training_lcc_nodes(graph):
                                   np.minimum(train_counts, inside + pool))
     assert len(np.unique(rows)) == len(rows)
     assert len(small_gdem()._train_rows_in_lcc(graph, lcc, np.random.default_rng(0))) == inside.sum()
+
+
+@pytest.mark.parametrize("params,message", [
+    ({"epochs": -1}, r"epochs must be an integer >= 0"),
+    ({"epochs": 2.5}, r"epochs must be an integer >= 0"),
+    ({"mlp_epochs": -3}, r"mlp_epochs must be an integer >= 0"),
+    ({"epochs_u": -1}, r"epochs_u must be an integer >= 0"),
+    ({"hidden": 0}, r"hidden must be an integer >= 1"),
+    ({"ratio": 1.5}, r"ratio must lie in \[0, 1\]"),
+    ({"mlp_dropout": 1.0}, r"mlp_dropout must lie in \[0, 1\)"),
+    ({"lr_features": -1e-3}, r"lr_features must be a finite learning rate > 0"),
+])
+def test_bad_hyperparameters_are_refused_at_fit_naming_them(graph, params, message):
+    model = small_gdem(**params)  # the constructor only stores (scikit-learn's protocol)
+    with pytest.raises(ValueError, match=message):
+        model.fit(graph)

@@ -53,8 +53,14 @@ def test_head_search_keeps_heads_that_help(tiny, batch):
 
 def test_batched_search_equals_one_head_per_pass(tiny, batch):
     tasks = [[batch(seed=8, size=5), batch(seed=9, size=3, pad=(2, 0, 1))]]
-    batched = HeadSearch(candidates="all", threshold=0.05, beta=0.0, heads_per_pass=4).fit(tiny, tasks)
+    calls = []
+    batched = HeadSearch(candidates="all", threshold=0.05, beta=0.0, heads_per_pass=4).fit(
+        tiny, tasks, progress=lambda *c: calls.append(c))
     single = HeadSearch(candidates="all", threshold=0.05, beta=0.0, heads_per_pass=1).fit(tiny, tasks)
+    n = len(calls)  # progress(done, total) after each chunk of heads: one forward per batch (two here)
+    assert calls == [(k, n) for k in range(1, n + 1)] and n * 2 == batched.forward_passes_
+    with pytest.raises(ValueError, match="progress"):
+        HeadSearch(candidates="all").fit(tiny, tasks, progress="bar")
     assert batched.head_accuracy_ == single.head_accuracy_
     for key, ll in single.head_log_likelihood_.items():
         assert batched.head_log_likelihood_[key] == pytest.approx(ll, abs=1e-6)

@@ -186,3 +186,11 @@ def test_non_contiguous_and_broadcast_inputs():
     sinks = detect_sinks(attn, 0.1)
     one = calibrate_attention(attn[0, 0], sinks[0], 0.4)
     assert torch.allclose(calibrate_attention(attn[0, 0], sinks[0:1], 0.4)[0], one, atol=1e-12)
+
+
+@pytest.mark.parametrize("threshold", [-1.0, 0.0, math.nan])
+def test_detect_sinks_refuses_a_threshold_that_is_not_positive(threshold):
+    attn = causal_allowed(4, 4).double()
+    attn = attn / attn.sum(-1, keepdim=True)
+    with pytest.raises(ValueError, match="threshold"):
+        detect_sinks(attn, threshold)

@@ -92,8 +92,9 @@ def test_the_estimate_converges_to_the_true_bridges_and_values():
 def test_rbf_estimator_runs_on_continuous_observations():
     pomdp = continuous_toy()
     data = pomdp.sample(4000, np.random.default_rng(0))
-    est = TwoStageBridgeEstimator(RBFFeatures(np.linspace(-2.5, 2.5, 7), 0.8), HistoryInstrument(2, n_fourier=32),
-                                  2, 4, cell_edges=pomdp.emission.edges).fit(data)
+    instrument = HistoryInstrument(2, n_fourier=32, random_state=0)
+    est = TwoStageBridgeEstimator(RBFFeatures(np.linspace(-2.5, 2.5, 7), 0.8), instrument, 2, 4,
+                                  cell_edges=pomdp.emission.edges, random_state=0).fit(data)
     assert est.bridges_.reward[0].shape == (2, 7, 4) and est.bridges_.dynamic[0].shape == (2, 7, 7, 4)
     pi = deterministic_policies(4, 2, 3)[6]
     assert abs(est.value(pi) - pomdp.value(pi)) < 0.3

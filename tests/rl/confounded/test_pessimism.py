@@ -39,7 +39,8 @@ def test_block_minimiser_matches_a_generic_solver(seed):
 def fitted():
     pomdp = tabular_toy()
     data = pomdp.sample(20000, np.random.default_rng(0))
-    est = TwoStageBridgeEstimator(DeltaFeatures(3), HistoryInstrument(2, n_obs=3, n_o0=2), 2, 3).fit(data)
+    est = TwoStageBridgeEstimator(DeltaFeatures(3), HistoryInstrument(2, n_obs=3, n_o0=2), 2, 3,
+                                  random_state=0).fit(data)
     return pomdp, est
 
 

@@ -124,7 +124,8 @@ def test_every_public_method_refuses_an_invalid_policy(label, corrupt, match):
     data = pomdp.sample(400, np.random.default_rng(0))
     bad = corrupt(deterministic_policies(3, 2, 3)[3] * 0.5 + 0.25)
     naive = NaiveObservationMDP(3, 2).fit(data)
-    est = TwoStageBridgeEstimator(DeltaFeatures(3), HistoryInstrument(2, n_obs=3, n_o0=2), 2, 3).fit(data)
+    est = TwoStageBridgeEstimator(DeltaFeatures(3), HistoryInstrument(2, n_obs=3, n_o0=2), 2, 3,
+                                  random_state=0).fit(data)
     calls = [pomdp.value, lambda p: chain_value(true_bridges(pomdp, DeltaFeatures(3)), p),
              lambda p: chain_gradients(est.bridges_, p), est.value, naive.value, naive.q_values,
              lambda p: importance_sampling(data, p, naive), lambda p: doubly_robust(data, p, naive),
@@ -167,3 +168,16 @@ def test_every_fit_refuses_invalid_episodes():
         importance_sampling(out_of_range, np.full((3, 3, 2), 0.5), naive)
     with pytest.raises(ValueError, match="actions contains NaN"):
         Trajectories(data.o0, data.obs, np.full(data.actions.shape, np.nan), data.rewards)
+
+
+@pytest.mark.parametrize("n", [-1, 0, 2.5, True])
+def test_sample_refuses_a_number_of_episodes_that_is_not_a_positive_integer(n):
+    with pytest.raises(ValueError, match=r"n must be a positive integer"):
+        tabular_toy().sample(n, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("args,name", [((0, 2, 3), "n_cells"), ((2, 0, 3), "n_actions"), ((2, 2, -1), "horizon"),
+                                       ((2, 2, 0), "horizon")])
+def test_deterministic_policies_refuse_empty_dimensions(args, name):
+    with pytest.raises(ValueError, match=rf"{name} must be a positive integer"):
+        deterministic_policies(*args)

@@ -66,5 +66,5 @@ def test_baselines_refuse_micro_mode_and_zero_budget(nut):
         RandomSearch().explore(FailureEnv(model, x, y, grid, mode="micro"), 10)
     with pytest.raises(ValueError, match="budget"):
         RandomSearch().explore(FailureEnv(model, x, y, grid), 0)
-    with pytest.raises(ValueError, match="epsilon"):
-        EpsilonGreedy(1.5)
+    with pytest.raises(ValueError, match="epsilon"):  # stored as given, checked by explore
+        EpsilonGreedy(1.5).explore(FailureEnv(model, x, y, grid), 10)

@@ -40,7 +40,7 @@ def test_threshold_switches_class_after_patience_correct_predictions(env):
     explorer = ClassThreshold(patience=5)
     result = explorer.explore(env, 400, random_state=1)
     assert abs(result.failures_per_query - RandomSearch().explore(env, 4000, random_state=1).failures_per_query) < 0.15
-    with pytest.raises(ValueError, match="patience"):
-        ClassThreshold(patience=0)
+    with pytest.raises(ValueError, match="patience"):  # stored as given, checked by explore
+        ClassThreshold(patience=0).explore(env, 10)
     with pytest.raises(ValueError, match="epsilon"):
-        ClassEpsilonGreedy(epsilon=float("nan"))
+        ClassEpsilonGreedy(epsilon=float("nan")).explore(env, 10)

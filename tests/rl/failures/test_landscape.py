@@ -79,3 +79,13 @@ def test_precision_at_k_refuses_a_k_outside_the_grid(k):
         land.precision_at_k(np.full(125, np.nan), k=10)
     with pytest.raises(TypeError, match="ExplorationResult"):
         FailureLandscape(grid).fit(np.zeros(3))
+
+
+@pytest.mark.parametrize("a,b,message", [
+    ([0.1, np.nan], [0.2, 0.3], "a contains NaN or infinite"),
+    ([0.1, 0.2], [np.inf, 0.3], "b contains NaN or infinite"),
+    ([], [0.2, 0.3], "a is empty"),
+])
+def test_value_distance_refuses_nan_and_empty_values(a, b, message):
+    with pytest.raises(ValueError, match=message):
+        value_distance(a, b)

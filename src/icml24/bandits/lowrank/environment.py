@@ -46,6 +46,8 @@ class LowRankBandit:
         noise_std (float): standard deviation of the Gaussian reward noise (default 1.0).
     """
 
+    KIND = "environment"  # icml24._contract
+
     def __init__(self, reward_matrix, context_probs=None, noise_std: float = 1.0):
         matrix = check_finite("reward_matrix", np.asarray(reward_matrix, dtype=float))
         if matrix.ndim != 2 or min(matrix.shape) < 1:

@@ -157,7 +157,10 @@ class RSPE(_PlugIn):
             leave it ``None`` for a leak-free estimate.
 
     Attributes:
-        subspaces_, features_ (ReducedFeatures), theta_ ``[d]``, reward_matrix_ ``[m, n]``.
+        subspaces_: the singular subspaces estimated from the IPS matrix (phase 1).
+        features_ (ReducedFeatures): the reduced features built on them.
+        theta_: the ridge estimate on those features, ``[d]`` (phase 2).
+        reward_matrix_: the estimated reward matrix, ``[m, n]``.
     """
 
     def __init__(self, rank: int, tau: float = 1e-4, split: float | None = None, phase1_samples: int | None = None):
@@ -212,7 +215,7 @@ class RSPE(_PlugIn):
 class RSBPI(RSPE):
     """Two-phase best policy identification (RS-BPI): ``policy_`` is greedy on the RS-PE reward estimate.
 
-    Same algorithm as :class:`RSPE`; the official code uses ``tau = 1e-5`` here.
+    Same algorithm as ``RSPE``; the official code uses ``tau = 1e-5`` here.
     """
 
     def __init__(self, rank: int, tau: float = 1e-5, split: float | None = None):

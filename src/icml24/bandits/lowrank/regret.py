@@ -12,8 +12,8 @@ code, so this is our reconstruction of the algorithm described in the paper::
            beta_t = sigma sqrt(log det(A_t / lambda) + 2 log(1/delta))
 
 The misspecification of the reduced model (the dropped perp-perp block) is not added to ``beta_t``.
-Baselines: :class:`LinUCBOneHot` (the same LinUCB on the ``m n`` one-hot features; ``A_t`` is diagonal so
-it runs in O(n) per round) and :class:`PairUCB` (UCB1 on each (context, arm) pair).
+Baselines: ``LinUCBOneHot`` (the same LinUCB on the ``m n`` one-hot features; ``A_t`` is diagonal so
+it runs in O(n) per round) and ``PairUCB`` (UCB1 on each (context, arm) pair).
 
 Rounds are sequential, so each learner loops over time; every step inside a round is vectorized over arms.
 ``run`` returns the pseudo-regret ``max_j M[i_t, j] - M[i_t, j_t]`` of every round.
@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from icml24._estimator import Simulator
 from icml24._random import check_random_state
 from icml24._validation import FittedAttributes, check_positive
 
@@ -33,13 +34,16 @@ from .features import ReducedFeatures
 from .subspace import ips_matrix, pair_counts, spectral_subspaces
 
 
-class _OnlineLearner(FittedAttributes):
-    """Shared driver: draws the contexts and the noise up front, then asks the learner round by round."""
+class _OnlineLearner(FittedAttributes, Simulator):
+    """Shared driver: draws the contexts and the noise up front, then asks the learner round by round.
+
+    ``__init__`` stores the parameters as given (scikit-learn's contract); ``run`` checks them first."""
 
     _fit_call = "run(env, horizon)"
 
     def run(self, env: LowRankBandit, horizon: int, random_state=None) -> np.ndarray:
         """Play ``horizon`` rounds on ``env``; returns the per-round pseudo-regret ``[horizon]``."""
+        self._check_params()
         if not isinstance(env, LowRankBandit):
             raise ValueError("env must be a LowRankBandit")
         if horizon < 1:
@@ -52,6 +56,9 @@ class _OnlineLearner(FittedAttributes):
         self.contexts_, self.arms_ = contexts, arms
         self.regret_ = matrix[contexts].max(axis=1) - matrix[contexts, arms]
         return self.regret_
+
+    def _check_params(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def _play(self, env, contexts, noise, rng) -> np.ndarray:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -80,18 +87,20 @@ class RSRMIN(_OnlineLearner):
 
     def __init__(self, rank: int, exploration_scale: float = 0.5, exploration_rounds: int | None = None,
                  ridge: float = 1e-2, delta: float | None = None, noise_std: float = 1.0):
-        if rank < 1:
-            raise ValueError(f"rank must be >= 1, got {rank}")
-        check_positive("exploration_scale", exploration_scale)
-        check_positive("ridge", ridge)
-        check_positive("noise_std", noise_std, allow_zero=True)
-        _check_delta(delta)
-        self.rank = rank
+        self.rank = rank  # stored as given; run() checks them (_check_params)
         self.exploration_scale = exploration_scale
         self.exploration_rounds = exploration_rounds
         self.ridge = ridge
         self.delta = delta
         self.noise_std = noise_std
+
+    def _check_params(self) -> None:
+        if self.rank < 1:
+            raise ValueError(f"rank must be >= 1, got {self.rank}")
+        check_positive("exploration_scale", self.exploration_scale)
+        check_positive("ridge", self.ridge)
+        check_positive("noise_std", self.noise_std, allow_zero=True)
+        _check_delta(self.delta)
 
     def exploration_length(self, shape: tuple[int, int], horizon: int) -> int:
         if self.exploration_rounds is not None:
@@ -151,7 +160,7 @@ class ExploreSubspaceRefine(RSRMIN):
     the perp-perp block taken to infinity (that block dropped), so it differs from RS-RMIN only in the
     exploration schedule: a like-with-like, structure-aware comparison for RS-RMIN's ``(m + n)^{3/4} sqrt(T)``.
 
-    Args: as :class:`RSRMIN`; ``exploration_scale`` (default 1.0) multiplies ``sqrt(r (m + n) T)``.
+    Args: as ``RSRMIN``; ``exploration_scale`` (default 1.0) multiplies ``sqrt(r (m + n) T)``.
     """
 
     def __init__(self, rank: int, exploration_scale: float = 1.0, exploration_rounds: int | None = None,
@@ -180,12 +189,14 @@ class LinUCBOneHot(_OnlineLearner):
     """
 
     def __init__(self, ridge: float = 1e-2, delta: float | None = None, noise_std: float = 1.0):
-        check_positive("ridge", ridge)
-        check_positive("noise_std", noise_std, allow_zero=True)
-        _check_delta(delta)
-        self.ridge = ridge
+        self.ridge = ridge  # stored as given; run() checks them (_check_params)
         self.delta = delta
         self.noise_std = noise_std
+
+    def _check_params(self) -> None:
+        check_positive("ridge", self.ridge)
+        check_positive("noise_std", self.noise_std, allow_zero=True)
+        _check_delta(self.delta)
 
     def _play(self, env, contexts, noise, rng):
         m, n = env.shape
@@ -221,8 +232,10 @@ class PairUCB(_OnlineLearner):
     """
 
     def __init__(self, noise_std: float = 1.0):
-        check_positive("noise_std", noise_std, allow_zero=True)
-        self.noise_std = noise_std
+        self.noise_std = noise_std  # stored as given; run() checks it (_check_params)
+
+    def _check_params(self) -> None:
+        check_positive("noise_std", self.noise_std, allow_zero=True)
 
     def _play(self, env, contexts, noise, rng):
         m, n = env.shape

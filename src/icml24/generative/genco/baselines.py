@@ -24,7 +24,7 @@ class PlainGenerator(GenerativeTrainer):
 
     def __init__(self, generator: torch.nn.Module, group_loss: str = "gan", individual_loss=None,
                  weight: float = 1.0, penalty=None, penalty_weight: float = 1.0, feasibility=None, steps: int = 200,
-                 batch_size: int = 8, lr: float = 1e-3, beta_kl: float = 1.0, hidden: int = 128, random_state=0):
+                 batch_size: int = 8, lr: float = 1e-3, beta_kl: float = 1.0, hidden: int = 128, random_state=None):
         super().__init__(generator, group_loss=group_loss, individual_loss=individual_loss, weight=weight,
                          feasibility=feasibility, steps=steps, batch_size=batch_size, lr=lr, beta_kl=beta_kl,
                          hidden=hidden, random_state=random_state)
@@ -51,6 +51,8 @@ class PlainGenerator(GenerativeTrainer):
 
 class RepairedGenerator:
     """Generate-then-repair: ``base`` (a fitted ``PlainGenerator``) samples, ``solver`` projects each sample."""
+
+    KIND = "component"  # icml24._contract
 
     def __init__(self, base: PlainGenerator, solver, eps: float = 0.01):
         self.base, self.solver, self.eps = base, solver, check_positive("eps", eps)

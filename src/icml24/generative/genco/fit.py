@@ -13,7 +13,7 @@ import numpy as np
 from icml24._random import seed_int
 
 
-def c2st_accuracy(generated: np.ndarray, reference: np.ndarray, random_state=0, folds: int = 5) -> float:
+def c2st_accuracy(generated: np.ndarray, reference: np.ndarray, random_state=None, folds: int = 5) -> float:
     """Cross-validated accuracy of a logistic regression telling ``generated`` from ``reference`` designs.
 
     Both are integer arrays (N, ...) of tile indices (or any categorical cells); each is one-hot encoded per cell.

@@ -23,12 +23,17 @@ class GenCO(GenerativeTrainer):
     ``samples`` configure the ``SolverLayer``. ``individual_loss(x) -> (B,)`` is the combinatorial objective on
     feasible designs, weighted by ``weight``. ``feasibility(designs) -> bools`` (an independent checker) is
     recorded at every training step in ``train_feasible_``; ``solves_`` counts solver calls.
+
+    ``sample`` (and ``feasibility``) see the solver's designs in the design space's shape, except where the solver
+    says the space is one-hot over the last axis (``solver.is_one_hot(T)``: ``MILPSolver`` reads it from its
+    constraints, e.g. ``zelda_milp``'s one tile per cell): then the argmax, e.g. (n, H, W) tile indices. A
+    "choose 3 of 8" MILP samples (n, 8) 0/1 vectors with row sums 3.
     """
 
     def __init__(self, generator: torch.nn.Module, solver, group_loss: str = "gan", individual_loss=None,
                  weight: float = 1.0, gradient: str = "blackbox", lam: float = 10.0, sigma: float = 1.0,
                  samples: int = 4, feasibility=None, steps: int = 200, batch_size: int = 8, lr: float = 1e-3,
-                 beta_kl: float = 1.0, hidden: int = 128, random_state=0):
+                 beta_kl: float = 1.0, hidden: int = 128, random_state=None):
         super().__init__(generator, group_loss=group_loss, individual_loss=individual_loss, weight=weight,
                          feasibility=feasibility, steps=steps, batch_size=batch_size, lr=lr, beta_kl=beta_kl,
                          hidden=hidden, random_state=random_state)
@@ -41,6 +46,11 @@ class GenCO(GenerativeTrainer):
 
     def _decode(self, costs: torch.Tensor, train: bool) -> torch.Tensor:
         return self.layer_(costs)  # x*(c): feasible by construction
+
+    def _one_hot(self, size: int) -> bool:
+        """One-hot only where the solver says so (a solver without ``is_one_hot`` returns its designs as they are)."""
+        check = getattr(self.solver, "is_one_hot", None)
+        return bool(check(size)) if callable(check) else False
 
     @property
     def solves_(self) -> int:

@@ -71,7 +71,7 @@ class SolverLayer(torch.nn.Module):
     """
 
     def __init__(self, solver, gradient: str = "blackbox", lam: float = 10.0, sigma: float = 1.0, samples: int = 4,
-                 random_state=0):
+                 random_state=None):
         super().__init__()
         if gradient not in GRADIENTS:
             raise ValueError(f"gradient must be one of {GRADIENTS}, got {gradient!r}")

@@ -13,14 +13,13 @@ from icml24._random import seed_int
 class MLPGenerator(nn.Module):
     """``z`` (B, latent_dim) to a cost tensor (B, *shape): the problem representation a solver consumes.
     ``random_state`` (None, an int or a numpy Generator) fixes the initial weights without touching the global
-    torch RNG (None: torch's global stream, as any ``nn.Module``)."""
+    torch RNG (None: fresh entropy)."""
 
     def __init__(self, latent_dim: int, shape: tuple[int, ...], hidden: int = 128, random_state=None):
         super().__init__()
         self.latent_dim, self.shape = int(latent_dim), tuple(int(s) for s in shape)
-        with torch.random.fork_rng():
-            if random_state is not None:
-                torch.manual_seed(seed_int(random_state))
+        with torch.random.fork_rng():  # seeded initialisation; the caller's global RNG is left as it was
+            torch.manual_seed(seed_int(random_state))  # None: fresh entropy (seed_int draws it)
             self.net = nn.Sequential(nn.Linear(self.latent_dim, hidden), nn.ReLU(), nn.Linear(hidden, hidden),
                                      nn.ReLU(), nn.Linear(hidden, math.prod(self.shape)))
 

@@ -62,6 +62,35 @@ class MILPSolver:
         self.lb = np.zeros(self.n_vars) if lb is None else np.asarray(lb, dtype=float)
         self.ub = np.full(self.n_vars, np.inf) if ub is None else np.asarray(ub, dtype=float)
         self.integrality = np.zeros(self.n_vars) if integrality is None else np.asarray(integrality, dtype=float)
+        self._one_hot: dict[int, bool] = {}
+
+    def is_one_hot(self, size: int) -> bool:
+        """Whether every solution is one-hot in blocks of ``size`` cost variables (``c`` read as (-1, size)): all
+        cost variables binary, and each block ``b`` has the equality constraint ``sum(x[b * size: (b + 1) * size])
+        = 1`` (one choice per block: a tile per cell). Read from the constraints, never from a solution."""
+        size = int(size)
+        if size not in self._one_hot:
+            self._one_hot[size] = self._has_one_hot_blocks(size)
+        return self._one_hot[size]
+
+    def _has_one_hot_blocks(self, size: int) -> bool:
+        cost = slice(0, self.n_cost)
+        if size < 1 or self.n_cost % size or not ((self.integrality[cost] > 0).all()
+                                                 and (self.lb[cost] >= 0).all() and (self.ub[cost] <= 1).all()):
+            return False
+        blocks = set()
+        for constraint in self.constraints:
+            A = sparse.csr_array(constraint.A)
+            lo = np.broadcast_to(np.asarray(constraint.lb, dtype=float), (A.shape[0],))
+            hi = np.broadcast_to(np.asarray(constraint.ub, dtype=float), (A.shape[0],))
+            for row in np.flatnonzero((lo == 1) & (hi == 1)):
+                cols, vals = A.indices[A.indptr[row]: A.indptr[row + 1]], A.data[A.indptr[row]: A.indptr[row + 1]]
+                cols, vals = cols[vals != 0], vals[vals != 0]
+                start = cols.min(initial=self.n_vars)
+                if (len(cols) == size and (vals == 1).all() and start % size == 0 and start + size <= self.n_cost
+                        and np.array_equal(np.sort(cols), np.arange(start, start + size))):
+                    blocks.add(start // size)
+        return len(blocks) == self.n_cost // size
 
     def solve_full(self, c: np.ndarray) -> np.ndarray:
         """All variables (cost-carrying and auxiliary) of the optimum for one cost vector of length ``n_cost``."""
@@ -112,6 +141,8 @@ class ShortestPathSolver:
     on the disjoint union of its grids (exact; costs must be >= 0). ``clip=True`` clips negative costs to 0
     instead of raising (for the perturbed solves of a gradient estimator, which may push a cost below 0).
     """
+
+    KIND = "component"  # icml24._contract
 
     sense = "min"
 

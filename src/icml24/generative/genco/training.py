@@ -31,7 +31,7 @@ class GenerativeTrainer(FittedAttributes, Estimator):
 
     def __init__(self, generator: torch.nn.Module, group_loss: str = "gan", individual_loss=None,
                  weight: float = 1.0, feasibility=None, steps: int = 200, batch_size: int = 8, lr: float = 1e-3,
-                 beta_kl: float = 1.0, hidden: int = 128, random_state=0):
+                 beta_kl: float = 1.0, hidden: int = 128, random_state=None):
         self.generator, self.group_loss, self.individual_loss = generator, group_loss, individual_loss
         self.weight, self.feasibility, self.steps, self.batch_size = weight, feasibility, steps, batch_size
         self.lr, self.beta_kl, self.hidden, self.random_state = lr, beta_kl, hidden, random_state
@@ -111,14 +111,20 @@ class GenerativeTrainer(FittedAttributes, Estimator):
         self.shape_ = shape
         return self
 
-    @staticmethod
-    def _hard(x: torch.Tensor) -> np.ndarray:
-        """Designs as the checker reads them: the argmax over the last axis (one-hot stays one-hot)."""
-        return x.argmax(-1).numpy()
+    def _one_hot(self, size: int) -> bool:
+        """Whether the decoded designs are one-hot over their last axis (of length ``size``). The softmax decoding
+        of the baselines is; GenCO asks its solver (``GenCO._one_hot``)."""
+        return True
+
+    def _hard(self, x: torch.Tensor) -> np.ndarray:
+        """Designs as the checker reads them: one-hot designs (``_one_hot``) as the argmax over the last axis (level
+        tiles (B, H, W, T) -> tile indices (B, H, W)); any other design space as decoded, in its own shape."""
+        return x.argmax(-1).numpy() if self._one_hot(x.shape[-1]) else x.numpy()
 
     def sample(self, n: int, random_state=None) -> np.ndarray:
-        """``n`` designs from the prior (N(0, I) latents), hard-decoded; for levels, (n, H, W) tile indices.
-        ``random_state``: None, an int, a numpy Generator or a torch Generator (used as is)."""
+        """``n`` designs from the prior (N(0, I) latents), hard-decoded (``_hard``): for one-hot levels, (n, H, W)
+        tile indices; for any other design space, the designs themselves, (n, *shape) (GenCO: the solver's feasible
+        solutions). ``random_state``: None, an int, a numpy Generator or a torch Generator (used as is)."""
         check_fitted(self, "shape_")
         with torch.no_grad():
             z = torch.randn(int(n), self.generator.latent_dim, generator=torch_generator(random_state))

@@ -20,6 +20,7 @@ import numpy as np
 from scipy import sparse
 
 from icml24._random import check_random_state
+from icml24._validation import check_positive, check_positive_int
 
 from .solvers import MILPSolver
 
@@ -139,10 +140,11 @@ def one_hot(levels: np.ndarray) -> np.ndarray:
     return np.eye(len(TILES))[np.asarray(levels, dtype=int)]
 
 
-def random_levels(n: int, height: int = 9, width: int = 13, random_state=0,
+def random_levels(n: int, height: int = 9, width: int = 13, random_state=None,
                   wall_density: tuple[float, float] = (0.1, 0.35), max_tries: int = 10000) -> np.ndarray:
     """``n`` playable levels, procedurally: border walls, random interior walls, then player, key, door and a few
     enemies on random free cells; levels that fail ``is_playable`` are redrawn. Returns (n, H, W) tile indices."""
+    check_positive_int("n", n)  # np.stack needs at least one level
     rng = check_random_state(random_state)
     out, tries = [], 0
     while len(out) < n:
@@ -168,24 +170,43 @@ def random_levels(n: int, height: int = 9, width: int = 13, random_state=0,
     return np.stack(out)
 
 
+def _tile_indices(name: str, levels) -> np.ndarray:
+    """``levels`` as an int array of tile indices ``0..len(TILES) - 1``, or a ValueError naming ``name`` (soft or
+    one-hot float levels, and indices outside the tile set, are refused rather than miscounted)."""
+    levels = np.asarray(levels)
+    whole = levels.dtype.kind in "iu" or (
+        levels.dtype.kind == "f" and bool(np.all(np.isfinite(levels) & (levels % 1 == 0))))
+    if not whole or (levels.size and (levels.min() < 0 or levels.max() >= len(TILES))):
+        raise ValueError(f"{name} must hold tile indices, integers in [0, {len(TILES) - 1}] (dtype {levels.dtype} "
+                         "given); decode soft or one-hot levels (..., T) with .argmax(-1) first")
+    return levels.astype(int, copy=False)
+
+
 def wall_fraction(levels: np.ndarray) -> np.ndarray:
     """The share of interior cells that are walls, per level (N, H, W) of tile indices: the design objective
     of our game-level task (more walls, a more maze-like level, still playable)."""
-    levels = np.asarray(levels)
+    levels = _tile_indices("levels", levels)
+    if levels.ndim != 3 or min(levels.shape[1:]) < 3:
+        raise ValueError(f"levels must be (N, H, W) tile indices with H, W >= 3 (a border around an interior), got "
+                         f"shape {levels.shape}")
     return (levels[:, 1:-1, 1:-1] == WALL).mean(axis=(1, 2))
 
 
 def tile_histogram(levels: np.ndarray, pseudo_count: float = 1.0) -> np.ndarray:
-    """The share of each tile type over every cell of ``levels`` (N, H, W), with ``pseudo_count`` added to each
-    tile's count (no empty bin, so a KL to it is finite)."""
-    levels = np.asarray(levels, dtype=int)
+    """The share of each tile type over every cell of ``levels`` (N, H, W), with ``pseudo_count`` (a finite
+    number >= 0) added to each tile's count (no empty bin, so a KL to it is finite)."""
+    levels = _tile_indices("levels", levels)
+    check_positive("pseudo_count", pseudo_count, allow_zero=True)
     counts = np.bincount(levels.ravel(), minlength=len(TILES))[: len(TILES)] + float(pseudo_count)
     return counts / counts.sum()
 
 
 def tile_histogram_kl(levels: np.ndarray, reference: np.ndarray, pseudo_count: float = 1.0) -> float:
     """KL(reference || levels) of the tile histograms: how far generated ``levels`` are from the tile mix of
-    ``reference`` levels (0 when the mixes match; the distribution-fit metric of the paper page)."""
+    ``reference`` levels (0 when the mixes match; the distribution-fit metric of the paper page). ``pseudo_count``
+    must be > 0: it keeps every bin non-empty, so the KL is finite."""
+    check_positive("pseudo_count", pseudo_count)
+    levels, reference = _tile_indices("levels", levels), _tile_indices("reference", reference)
     p, q = tile_histogram(reference, pseudo_count), tile_histogram(levels, pseudo_count)
     return float(np.sum(p * np.log(p / q)))
 

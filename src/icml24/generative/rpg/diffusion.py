@@ -39,17 +39,20 @@ class TextDiffusion(FittedAttributes, Estimator):
         channels: UNet width (first level; the lower levels have twice as many).
         text_dim: token embedding size.
         timesteps: diffusion steps T.
-        train_steps, batch_size, lr: optimisation.
+        train_steps: optimisation steps.
+        batch_size: canvases per step.
+        lr: learning rate.
         cond_drop: probability of training on the empty prompt (for classifier-free guidance).
         ema: EMA decay of the sampling weights.
-        random_state: None, an int, a numpy or torch Generator (used as is): initialization and training noise.
+        random_state (None | int | Generator): a numpy or torch Generator is used as is; initialization and
+            training noise.
     """
 
     chunk_len = MAX_TOKENS  # tokens per prompt chunk
 
     def __init__(self, channels: int = 32, text_dim: int = 64, timesteps: int = 100, train_steps: int = 3000,
                  batch_size: int = 64, lr: float = 2e-3, cond_drop: float = 0.1, ema: float = 0.995,
-                 random_state=0):
+                 random_state=None):
         self.channels, self.text_dim, self.timesteps = channels, text_dim, timesteps
         self.train_steps, self.batch_size, self.lr = train_steps, batch_size, lr
         self.cond_drop, self.ema, self.random_state = cond_drop, ema, random_state

@@ -69,7 +69,7 @@ class CellClassifier(FittedAttributes, Estimator):
     """A two-conv CNN over 8 x 8 crops with 13 classes (12 entities + none); ``random_state`` (None, an int or a
     numpy Generator) draws its training crops and initialization."""
 
-    def __init__(self, num_train: int = 6000, epochs: int = 6, lr: float = 3e-3, random_state=0):
+    def __init__(self, num_train: int = 6000, epochs: int = 6, lr: float = 3e-3, random_state=None):
         self.num_train, self.epochs, self.lr, self.random_state = num_train, epochs, lr, random_state
 
     @staticmethod

@@ -84,8 +84,8 @@ class RuleBasedPlanner:
     """A deterministic planner in place of the MLLM: entities in reading order, one region each.
 
     Args:
-        recaption: map an entity to its detailed sub-prompt (the recaptioning step); identity by default, since
-            the local model's vocabulary has nothing to add.
+        recaption (callable | None): map an entity to its detailed sub-prompt (the recaptioning step); identity by
+            default, since the local model's vocabulary has nothing to add.
     """
 
     def __init__(self, recaption=None):

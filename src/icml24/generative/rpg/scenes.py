@@ -82,13 +82,13 @@ def draw_object(canvas: np.ndarray, entity: str, center: tuple[float, float], ra
 def render(entities: list[str], *, slots: list[int] | None = None, scale: float = 1.0) -> np.ndarray:
     """The canonical (3, 16, 16) scene, with no randomness: ``entities`` in reading order, each centred in its slot
     of ``object_boxes`` with radius 3 x its scale; a lone entity goes to ``slots[0]`` of the six ``single_places``
-    (drawn at ``scale``). :func:`render_jittered` draws a randomly perturbed one."""
+    (drawn at ``scale``). ``render_jittered`` draws a randomly perturbed one."""
     return _paint(entities, slots, scale)
 
 
 def render_jittered(entities: list[str], random_state: RandomState = None, slots: list[int] | None = None,
                     jitter: float = 0.75, scale: float = 1.0) -> np.ndarray:
-    """The scene of :func:`render` with every object moved by up to ``jitter`` x its scale pixels per axis and its
+    """The scene of ``render`` with every object moved by up to ``jitter`` x its scale pixels per axis and its
     radius drawn in [2.6, 3.3] x its scale (the training scenes' variety); ``random_state`` is None (fresh
     entropy), an int or a numpy Generator (used as is, so successive scenes continue its stream)."""
     return _paint(entities, slots, scale, check_random_state(random_state), jitter)
@@ -157,9 +157,10 @@ def all_prompts(num_objects: int) -> list[tuple[str, ...]]:
     return [t for t in itertools.product(OBJECTS, repeat=num_objects) if len(set(t)) == num_objects]
 
 
-def split_prompts(num_objects: int, num_validation: int, num_test: int | None = None, random_state=0):
-    """Disjoint validation and test prompt sets (entity tuples) drawn once with a fixed ``random_state``: the model is
-    selected on the validation set, the claims read the test set (``None``: every other prompt)."""
+def split_prompts(num_objects: int, num_validation: int, num_test: int | None = None, random_state=None):
+    """Disjoint validation and test prompt sets (entity tuples) drawn by ``random_state`` (pass the same int in every
+    call for the same split): the model is selected on the validation set, the claims read the test set
+    (``num_test=None``: every other prompt)."""
     pool = all_prompts(num_objects)
     num_test = len(pool) - num_validation if num_test is None else num_test
     if num_validation < 0 or num_test < 0 or num_validation + num_test > len(pool):

@@ -26,7 +26,7 @@ output at ``v`` reads the degrees of the nodes 2 hops away, so an injected node 
 
     + c3 · eᵀ A1 Adj₃ e_v,    c3 = -ln(1 - (p̄_e p̄_n)³),    Adj₃ = Adj² with a zero diagonal,
 
-which makes the certificate sound for 3-hop receptive fields (``hops=3`` in :class:`CollectiveCertificate`). Why:
+which makes the certificate sound for 3-hop receptive fields (``hops=3`` in ``CollectiveCertificate``). Why:
 any surviving path of length ``<= 3`` from an injected node to ``v`` ends in a suffix that starts at its last
 injected node and has only existing nodes inside; such a suffix is an injected edge to ``v`` (``A1``), to a neighbour
 (``A1 Adj``) or to a node two edges away (``A1 Adj₃``: injected node ``i``, edge ``i–u``, node ``u``, edge ``u–w``,
@@ -53,6 +53,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from ..._estimator import Estimator
+from ..._validation import FittedAttributes
 from .reduction import dominated, merge_identical
 
 RELAXATIONS = ("lp2_reduced", "lp2", "lp1")
@@ -71,9 +72,22 @@ class LPSolution:
     num_constraints: int
 
 
+def _probabilities(name: str, values) -> np.ndarray:
+    """``values`` as a float array of probabilities, or a ValueError naming ``name`` (NaN/inf, or outside [0, 1])."""
+    values = np.asarray(values, dtype=float)
+    outside = ~((values >= 0) & (values <= 1))  # NaN compares false: outside too
+    if outside.any():
+        first = float(values[outside].flat[0])
+        raise ValueError(f"{name} holds probabilities and must lie in [0, 1] (finite), got {first}")
+    return values
+
+
 def flip_weights(p_lower, p_upper) -> np.ndarray:
-    """``w_v = -ln(1 - (p̲_A - p̄_B)/2)``; ``w_v <= 0`` means the node is never certified (free to flip)."""
-    margin = np.asarray(p_lower, dtype=float) - np.asarray(p_upper, dtype=float)
+    """``w_v = -ln(1 - (p̲_A - p̄_B)/2)``; ``w_v <= 0`` means the node is never certified (free to flip).
+
+    ``p_lower`` (``p̲_A``) and ``p_upper`` (``p̄_B``) are probability bounds: finite, in ``[0, 1]``."""
+    p_lower, p_upper = _probabilities("p_lower", p_lower), _probabilities("p_upper", p_upper)
+    margin = p_lower - p_upper
     return -np.log1p(-margin / 2.0)
 
 
@@ -181,7 +195,7 @@ def lp2_reduced(adj, targets, weights, rho: int, tau: int, c1: float, c2: float,
     ``certified_mask`` (bool per target) fixes ``m_v = 0`` for nodes already certified by another sound test.
     ``c3`` (optional) adds the 3-hop term ``c3 Σ_u Adj₃[v, u] a_u`` (module docstring; ``k <= |N²[T]|`` then).
     ``reduce`` (default True) keeps the optimum and shrinks the LP: identical ``a`` columns merge and dominated
-    ones drop (:mod:`~icml24.graph.certify.reduction`), and the McCormick lower bounds ``q_v >= U a_v + z - U``
+    ones drop (``reduction``), and the McCormick lower bounds ``q_v >= U a_v + z - U``
     are left out (``q_v`` only helps the attacker, so some optimum has ``q_v = min(U a_v, z)``, which meets them);
     the small LP then solves by dual simplex without presolve. ``reduce=False`` builds the full reduced LP.
     """
@@ -293,7 +307,7 @@ def lp1(adj, targets, weights, rho: int, tau: int, c1: float, c2: float, certifi
 
     Variables ``[m (t), A1 (rho × k), A2 (rho × rho, symmetric through shared variables), Q (t × rho × rho)]``;
     as in the official code the diagonal of ``A2`` is not forced to 0 (a looser, still valid relaxation).
-    ``c3`` (optional) adds the 3-hop term, as in :func:`lp2`.
+    ``c3`` (optional) adds the 3-hop term, as in ``lp2``.
     """
     start = time.perf_counter()
     adj, targets, weights = _prepare(adj, targets, weights)
@@ -358,7 +372,7 @@ def _check_budget(rho: int, tau: int) -> None:
         raise ValueError(f"rho (injected nodes) and tau (edges per node) must be >= 1, got rho={rho}, tau={tau}")
 
 
-class CollectiveCertificate(Estimator):
+class CollectiveCertificate(FittedAttributes, Estimator):
     """Collective certificate of Lai et al. (ICML 2024): bound the number of targets flippable at once.
 
     Soundness condition: the smoothed base classifier's prediction at ``v`` must depend on injected nodes only
@@ -395,8 +409,10 @@ class CollectiveCertificate(Estimator):
         """Solve the relaxation for targets ``T`` (indices into ``adj``) under ``rho`` injected nodes.
 
         Args:
-            adj: ``[n, n]`` adjacency (scipy sparse or dense), symmetric.
-            p_lower, p_upper (array ``[n]`` or ``[|T|]``): ``p̲_A``, ``p̄_B`` of all nodes or of the targets.
+            adj (sparse matrix or array): ``[n, n]`` adjacency (scipy sparse or dense), symmetric.
+            p_lower (array ``[n]`` or ``[|T|]``): ``p̲_A``, the lower bound on the top class, of all nodes or of the
+                targets.
+            p_upper (array ``[n]`` or ``[|T|]``): ``p̄_B``, the upper bound on the runner-up, likewise.
             targets (array of int): target node indices T.
             rho (int): injected nodes.
             correct (bool array ``[|T|]``, optional): whether each target is correctly classified (default all).

@@ -1,9 +1,9 @@
 """Base classifiers for certification against node injection, with the receptive field the certificate assumes.
 
 The collective certificate charges injected nodes only through paths of at most ``hops`` edges (see
-:mod:`~icml24.graph.certify.collective`). A 2-layer GCN with symmetric normalization ``D^-1/2 (A + I) D^-1/2``
+``collective``). A 2-layer GCN with symmetric normalization ``D^-1/2 (A + I) D^-1/2``
 reads the degrees of the nodes 2 hops away, so injected nodes 3 hops away change its output (``hops=3``).
-:class:`RowNormalizedGCN` propagates with ``D^-1 (A + I)`` (the mean over the closed neighbourhood): a node's
+``RowNormalizedGCN`` propagates with ``D^-1 (A + I)`` (the mean over the closed neighbourhood): a node's
 output reads only its own and its neighbours' degrees, so 2 layers have the 2-hop receptive field of the paper's
 certificate (``hops=2``).
 """
@@ -38,7 +38,7 @@ class RowNormalizedGCN(GCN):
 
         logits = S relu(S dropout(X) W1 + b1) W2 + b2
 
-    Same parameters, initialization, dropout and ``encode``/``propagate`` split as :class:`~icml24.graph.nn.GCN`;
+    Same parameters, initialization, dropout and ``encode``/``propagate`` split as ``GCN``;
     its output at ``v`` depends on injected nodes only within 2 hops (sound for ``CollectiveCertificate(hops=2)``).
     """
 

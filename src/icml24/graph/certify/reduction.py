@@ -1,6 +1,6 @@
 """Exact column reductions of the symmetry-reduced LP2 (ours; same optimum, fewer columns).
 
-In the reduced LP (:func:`~icml24.graph.certify.collective.lp2_reduced`) the column of an existing node ``u`` that
+In the reduced LP (``lp2_reduced``) the column of an existing node ``u`` that
 is not a target, ``a_u ∈ [0, 1]``, appears only in the degree budget ``Σ_u a_u + z <= tau`` (coefficient 1) and,
 with a non-negative coefficient ``F[v, u]``, on the attacker's side of each target's flip condition
 ``w_v m_v <= rho (... + Σ_u F[v, u] a_u)``. A target's own column also enters ``q_v <= U a_v``, where a larger

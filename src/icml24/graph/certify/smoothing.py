@@ -20,7 +20,7 @@ from torch import Tensor, nn
 
 from ..._estimator import Estimator
 from ..._random import RandomState, spawn, torch_generator
-from ..._validation import check_fitted
+from ..._validation import FittedAttributes, check_finite, check_fitted
 from ..nn import GAT, GCN
 from ..operators import sparse_features
 from ..training import fit_node_classifier, forked_rng
@@ -62,7 +62,7 @@ def sample_kept_edges(edges: Tensor, num_nodes: int, p_e: float, p_n: float, num
     """Draw ``num_samples`` perturbations; return the kept edges as ``(sample_id [K], edge_id [K])``.
 
     An undirected edge survives iff it is not deleted (prob ``1 - p_e``) and neither endpoint is (``1 - p_n`` each).
-    ``random_state`` (:func:`icml24._random.torch_generator`): pass one torch Generator to draw successive batches.
+    ``random_state`` (``icml24._random.torch_generator``): pass one torch Generator to draw successive batches.
     """
     generator = torch_generator(random_state)
     keep_edge = torch.rand(num_samples, edges.shape[1], generator=generator) >= p_e
@@ -75,7 +75,7 @@ def sample_kept_edges(edges: Tensor, num_nodes: int, p_e: float, p_n: float, num
 def perturb(edge_index: Tensor, num_nodes: int, p_e: float, p_n: float,
             random_state: RandomState = None) -> Tensor:
     """One sample of ``φ(G)``: the kept edges in both directions, ``[2, 2K]`` (``random_state`` as in
-    :func:`sample_kept_edges`)."""
+    ``sample_kept_edges``)."""
     edges = undirected_edges(edge_index)
     _, edge_id = sample_kept_edges(edges, num_nodes, p_e, p_n, 1, random_state)
     kept = edges[:, edge_id]
@@ -98,7 +98,7 @@ def smoothed_votes(model: nn.Module, x: Tensor, edge_index: Tensor, p_e: float, 
         num_classes (int, optional): defaults to the model's output width.
         batch_size (int, default 1000): perturbed graphs evaluated in one forward pass.
         random_state (None, int, torch or numpy Generator): the samples' randomness
-            (:func:`icml24._random.torch_generator`; an int ``s`` draws what ``torch.Generator().manual_seed(s)``
+            (``icml24._random.torch_generator``; an int ``s`` draws what ``torch.Generator().manual_seed(s)``
             does, None fresh entropy).
 
     Returns:
@@ -161,7 +161,7 @@ def train_under_smoothing(model: nn.Module, x: Tensor, edge_index: Tensor, y: Te
     Every ``eval_every`` epochs the accuracy on ``val_idx`` under one perturbed graph is measured; the best
     state is kept and training stops after ``patience`` evaluations without improvement (as the official code).
     The parameters are redrawn from ``random_state`` first (one torch Generator drives initialization, dropout
-    and the perturbed graphs; see :func:`~icml24.graph.training.fit_node_classifier`).
+    and the perturbed graphs; see ``fit_node_classifier``).
     Returns ``{"epochs": ..., "best_val_acc": ...}``.
     """
     from torch_geometric.data import Data
@@ -189,7 +189,7 @@ def _base_model(name: str, in_channels: int, out_channels: int, hidden_channels:
     raise ValueError(f"unknown base model {name!r}; expected 'gcn' or 'gat'")
 
 
-class NodeAwareSmoothing(Estimator):
+class NodeAwareSmoothing(FittedAttributes, Estimator):
     """Node-aware bi-smoothed GNN classifier (Lai et al., S&P 2024), as used by the collective certificate.
 
     ``fit`` trains a GCN/GAT under the smoothing noise; ``votes`` draws ``num_samples`` perturbed graphs
@@ -203,21 +203,24 @@ class NodeAwareSmoothing(Estimator):
         normalization (str, default "sym"): the GCN's propagation, ``"sym"`` (``D^-1/2 (A + I) D^-1/2``, the
             paper's; receptive field 3 hops for injections: certify with ``CollectiveCertificate(hops=3)``) or
             ``"row"`` (``D^-1 (A + I)``; 2 hops, the paper's certificate ``hops=2`` is sound). Ignored for GAT (2 hops).
-        hidden_channels (int, default 64), dropout (float, default 0.5): base model size.
-        epochs (int, default 1000), lr (float, default 1e-3), weight_decay (float, default 1e-3),
-        patience (int, default 30): training (validation every 10 epochs).
+        hidden_channels (int, default 64): hidden width of the base model.
+        dropout (float, default 0.5): dropout of the base model.
+        epochs (int, default 1000): training epochs (validation every 10 epochs).
+        lr (float, default 1e-3): learning rate.
+        weight_decay (float, default 1e-3): weight decay.
+        patience (int, default 30): validation checks without improvement before training stops.
         num_samples (int, default 100_000): Monte Carlo samples N.
         batch_size (int, default 1000): perturbed graphs per forward pass.
         alpha (float, default 2 * 0.01 / 7): Clopper–Pearson level (the official value).
-        random_state (None, int or Generator, default 0): seeds initialisation and training noise
-            (:func:`icml24._random.torch_generator`); the Monte Carlo votes draw from an independent child stream
-            (:func:`icml24._random.spawn`). Torch's global generator is left untouched.
+        random_state (None, int or Generator, default None): seeds initialisation and training noise
+            (``icml24._random.torch_generator``); the Monte Carlo votes draw from an independent child stream
+            (``icml24._random.spawn``). Torch's global generator is left untouched.
     """
 
     def __init__(self, p_e: float = 0.9, p_n: float = 0.8, model: str = "gcn", hidden_channels: int = 64,
                  dropout: float = 0.5, epochs: int = 1000, lr: float = 1e-3, weight_decay: float = 1e-3,
                  patience: int = 30, num_samples: int = 100_000, batch_size: int = 1000,
-                 alpha: float = 2 * 0.01 / 7, random_state: RandomState = 0, normalization: str = "sym"):
+                 alpha: float = 2 * 0.01 / 7, random_state: RandomState = None, normalization: str = "sym"):
         self.p_e, self.p_n, self.model, self.normalization = p_e, p_n, model, normalization
         self.hidden_channels, self.dropout = hidden_channels, dropout
         self.epochs, self.lr, self.weight_decay, self.patience = epochs, lr, weight_decay, patience
@@ -229,6 +232,7 @@ class NodeAwareSmoothing(Estimator):
         for name in ("x", "edge_index", "y"):
             if getattr(data, name, None) is None:
                 raise ValueError(f"data needs a '{name}' attribute (a torch_geometric Data with x, edge_index, y)")
+        check_finite("data.x", data.x)
         num_classes = int(data.y.max()) + 1
         # the training stream, and the votes' own (independent) stream fixed now so that votes() is repeatable
         training_stream = torch_generator(self.random_state)

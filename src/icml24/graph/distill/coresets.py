@@ -1,7 +1,7 @@
 """Coreset baselines for graph distillation: random and herding selections of real training nodes.
 
 Both keep ``counts[c]`` training nodes of each class ``c`` (use
-:func:`~icml24.graph.distill.initialization.synthetic_label_counts` to match GDEM's synthetic graph) and
+``synthetic_label_counts`` to match GDEM's synthetic graph) and
 return the induced subgraph, as in GCond's coreset baselines. Herding (Welling, ICML 2009) greedily adds the
 node that keeps the running mean of the selected embeddings closest to the class mean.
 """
@@ -39,9 +39,9 @@ def induced_coreset(data: Data, nodes: np.ndarray | torch.Tensor) -> Data:
     return Data(x=x, y=data.y[nodes], edge_index=edge_index, node_index=nodes, num_nodes=len(nodes))
 
 
-def random_coreset(data: Data, counts: np.ndarray, random_state=0) -> Data:
+def random_coreset(data: Data, counts: np.ndarray, random_state=None) -> Data:
     """``counts[c]`` training nodes of each class, uniformly at random (stratified), drawn from ``random_state``
-    (None, an int or a numpy Generator; :func:`icml24._random.check_random_state`)."""
+    (None, an int or a numpy Generator; ``icml24._random.check_random_state``)."""
     train, y_train = _check(data, counts)
     rng = check_random_state(random_state)
     chosen = [rng.choice(train[y_train == c], size=int(m), replace=False) for c, m in enumerate(counts) if m > 0]

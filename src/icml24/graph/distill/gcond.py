@@ -61,9 +61,9 @@ class GCond(FittedAttributes, Estimator):
         structure_steps, cycle (int): ``phi`` is updated in the first ``structure_steps`` epochs of every ``cycle``
             epochs, ``X'`` in the others (10, 50).
         random_state (None, int or numpy Generator): the initial features, ``phi`` and every fresh SGC draw from
-            ``check_random_state(random_state)`` (:mod:`icml24._random`; default 0).
+            ``check_random_state(random_state)`` (``icml24._random``; default None).
 
-    Attributes (after :meth:`fit`):
+    Attributes (after ``fit``):
         graph_ (Data): ``x [n', d]``, ``y [n']``, ``adj [n', n']`` the GCN-normalized ``D^-1/2 (A' + I) D^-1/2``
             (what the official evaluation trains on), ``raw_adj`` ``A'`` in ``(0, 1)``.
         history_ (np.ndarray): ``[epochs]`` mean matching loss per epoch.
@@ -73,7 +73,7 @@ class GCond(FittedAttributes, Estimator):
     def __init__(self, reduction_rate: float = 0.5, epochs: int = 600, outer_loop: int = 20, inner_loop: int = 15,
                  lr_features: float = 1e-4, lr_structure: float = 1e-4, lr_model: float = 0.01, hops: int = 2,
                  structure_hidden: int = 128, structure_layers: int = 3, structure_steps: int = 10, cycle: int = 50,
-                 random_state=0):
+                 random_state=None):
         self.reduction_rate, self.epochs = reduction_rate, epochs
         self.outer_loop, self.inner_loop = outer_loop, inner_loop
         self.lr_features, self.lr_structure, self.lr_model = lr_features, lr_structure, lr_model

@@ -45,23 +45,33 @@ class GDEM(FittedAttributes, Estimator):
         reduction_rate (float): ``r``; synthetic nodes per training node (default 0.5).
         eigen_k (int): number of eigenpairs ``K`` (capped at ``n'``; default 60).
         ratio (float): share of the ``K`` pairs taken from the smallest eigenvalues (default 0.8).
-        alpha, beta, gamma (float): weights of ``L_e``, ``L_d``, ``L_o`` (defaults 0.05, 1e-5, 0.5).
-        epochs (int): total alternating steps (default 1500).
-        epochs_u, epochs_x (int): ``e1`` steps on ``U'`` then ``e2`` steps on ``X'`` per cycle (10, 15).
-        lr_eigenvectors, lr_features (float): Adam learning rates for ``U'`` and ``X'`` (5e-4, 5e-4).
-        init_epochs, init_lr, init_weight_decay: feature initialization (200, 0.005, 0.05).
-        mlp_epochs, mlp_lr, mlp_weight_decay, mlp_dropout, hidden: the initialization MLP (100, 0.05, 5e-4, 0, 256).
+        alpha (float): weight of the eigenbasis-matching loss ``L_e`` (default 0.05).
+        beta (float): weight of the discrimination loss ``L_d`` (default 1e-5).
+        gamma (float): weight of the orthogonality loss ``L_o`` (default 0.5).
+        epochs (int): total alternating steps, ``>= 0`` (default 1500).
+        epochs_u (int): ``e1``, steps on ``U'`` per cycle (default 10).
+        epochs_x (int): ``e2``, steps on ``X'`` per cycle after those on ``U'`` (default 15).
+        lr_eigenvectors (float): Adam learning rate for ``U'`` (default 5e-4).
+        lr_features (float): Adam learning rate for ``X'`` (default 5e-4).
+        init_epochs (int): steps of the feature initialization (default 200).
+        init_lr (float): learning rate of the feature initialization (default 0.005).
+        init_weight_decay (float): weight decay of the feature initialization (default 0.05).
+        mlp_epochs (int): training epochs of the initialization MLP (default 100).
+        mlp_lr (float): learning rate of the initialization MLP (default 0.05).
+        mlp_weight_decay (float): weight decay of the initialization MLP (default 5e-4).
+        mlp_dropout (float): dropout of the initialization MLP, in ``[0, 1)`` (default 0).
+        hidden (int): hidden width of the initialization MLP (default 256).
         use_non_train_labels (bool): as in the official code, replace training nodes outside the LCC by LCC
             nodes of the same class drawn from *non-training* nodes (uses their labels); default ``False``
             averages the training nodes inside the LCC only.
         random_state (None, int or numpy Generator): the SBM, the feature initialization and the top-up
-            sampling draw from ``check_random_state(random_state)`` (:mod:`icml24._random`; default 0).
+            sampling draw from ``check_random_state(random_state)`` (``icml24._random``; default None).
         cache_dir (str or path, optional): a folder to cache the eigenpairs in across processes (default ``None``:
-            only this process's memory; nothing is written). See :func:`~icml24.graph.distill.laplacian_eigenpairs`.
+            only this process's memory; nothing is written). See ``laplacian_eigenpairs``.
         device (str): torch device of the alternating optimization (default ``"cpu"``); the initialization
             runs on the CPU and the outputs are returned on the CPU.
 
-    Attributes (after :meth:`fit`):
+    Attributes (after ``fit``):
         graph_ (Data): ``x [n', d]``, ``y [n']``, ``adj [n', n']`` dense ``A'``, and ``edge_index``/``edge_weight``
             listing its non-zero entries.
         eigenvectors_ (Tensor): ``U' [n', K]``; eigenvalues_ (Tensor): ``Lambda [K]``.
@@ -76,7 +86,7 @@ class GDEM(FittedAttributes, Estimator):
                  lr_eigenvectors: float = 5e-4, lr_features: float = 5e-4, init_epochs: int = 200,
                  init_lr: float = 0.005, init_weight_decay: float = 0.05, mlp_epochs: int = 100, mlp_lr: float = 0.05,
                  mlp_weight_decay: float = 5e-4, mlp_dropout: float = 0.0, hidden: int = 256,
-                 use_non_train_labels: bool = False, random_state=0, cache_dir: str | None = None,
+                 use_non_train_labels: bool = False, random_state=None, cache_dir: str | None = None,
                  device: str = "cpu"):
         self.reduction_rate, self.eigen_k, self.ratio = reduction_rate, eigen_k, ratio
         self.alpha, self.beta, self.gamma = alpha, beta, gamma
@@ -106,8 +116,23 @@ class GDEM(FittedAttributes, Estimator):
         if not torch.isfinite(data.x.to_dense() if data.x.layout != torch.strided else data.x).all():
             raise ValueError("data.x holds NaN or inf; GDEM's eigenbasis and features would be NaN: clean the "
                              "features first")
-        if self.epochs_u < 0 or self.epochs_x < 0 or self.epochs_u + self.epochs_x == 0:
+        for name in ("epochs", "epochs_u", "epochs_x", "init_epochs", "mlp_epochs"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+                raise ValueError(f"{name} must be an integer >= 0 (a number of optimization steps), got {value!r}")
+        if self.epochs_u + self.epochs_x == 0:
             raise ValueError("epochs_u and epochs_x must be non-negative and not both zero")
+        if not (isinstance(self.hidden, (int, np.integer)) and not isinstance(self.hidden, bool) and self.hidden >= 1):
+            raise ValueError(f"hidden must be an integer >= 1 (the MLP's hidden width), got {self.hidden!r}")
+        if not 0.0 <= self.ratio <= 1.0:  # NaN fails too
+            raise ValueError(f"ratio must lie in [0, 1] (the share of the K eigenpairs taken from the smallest "
+                             f"eigenvalues), got {self.ratio}")
+        if not 0.0 <= self.mlp_dropout < 1.0:
+            raise ValueError(f"mlp_dropout must lie in [0, 1), got {self.mlp_dropout}")
+        for name in ("lr_eigenvectors", "lr_features", "init_lr", "mlp_lr"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a finite learning rate > 0, got {value}")
 
     def _train_rows_in_lcc(self, data: Data, lcc: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Positions in the LCC of the training nodes (optionally topped up per class, as in the code)."""

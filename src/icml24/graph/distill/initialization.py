@@ -47,7 +47,7 @@ def synthetic_labels(train_labels: torch.Tensor, reduction_rate: float, num_clas
 
 def sbm_eigenvectors(num_nodes: int, num_blocks: int, random_state=None) -> np.ndarray:
     """``[n', n']`` eigenvectors (ascending eigenvalues) of the normalized Laplacian of an SBM graph sampled from
-    ``random_state`` (None, an int or a numpy Generator, used as is; :func:`icml24._random.check_random_state`)."""
+    ``random_state`` (None, an int or a numpy Generator, used as is; ``icml24._random.check_random_state``)."""
     rng = check_random_state(random_state)
     size = num_nodes // num_blocks
     sizes = [size] * (num_blocks - 1) + [num_nodes - (num_blocks - 1) * size]
@@ -67,7 +67,7 @@ def train_feature_mlp(x_train: torch.Tensor, y_train: torch.Tensor, x_val: torch
     """An MLP trained on the real training nodes, kept at its best validation accuracy.
 
     As in the GDEM code, Adam is restarted (same learning rate) halfway through: the one reason this loop is not
-    :func:`~icml24.graph.training.fit_node_classifier`.
+    ``fit_node_classifier``.
     """
     model = MLP(x_train.shape[1], num_classes, hidden_channels=hidden, dropout=dropout)
     x_train, x_val = sparse_features(x_train), sparse_features(x_val)  # bag-of-words: CSR products are cheaper

@@ -26,7 +26,7 @@ def eigenbasis_matching_loss(real_directions: torch.Tensor, synthetic_directions
     """``L_e``: mean over ``K x d x d`` of ``(a_k a_k^T - b_k b_k^T)^2`` via the rank-one identity.
 
     Args:
-        real_directions: ``[K, d]`` rows ``a_k`` (from :func:`subspace_directions` on the real graph).
+        real_directions: ``[K, d]`` rows ``a_k`` (from ``subspace_directions`` on the real graph).
         synthetic_directions: ``[K, d]`` rows ``b_k``.
     """
     if real_directions.shape != synthetic_directions.shape:
@@ -42,7 +42,7 @@ def eigenbasis_matching_loss(real_directions: torch.Tensor, synthetic_directions
 
 
 def eigenbasis_matching_loss_naive(real_directions: torch.Tensor, synthetic_directions: torch.Tensor) -> torch.Tensor:
-    """Reference form of :func:`eigenbasis_matching_loss` that materializes the ``K x d x d`` tensors (tests only)."""
+    """Reference form of ``eigenbasis_matching_loss`` that materializes the ``K x d x d`` tensors (tests only)."""
     real = real_directions.unsqueeze(2) * real_directions.unsqueeze(1)
     synthetic = synthetic_directions.unsqueeze(2) * synthetic_directions.unsqueeze(1)
     return F.mse_loss(synthetic, real)

@@ -1,8 +1,8 @@
-"""The evaluation models of graph distillation: GCN and MLP from :mod:`icml24.graph.nn`, and GDEM's SGC, APPNP
+"""The evaluation models of graph distillation: GCN and MLP from ``icml24.graph.nn``, and GDEM's SGC, APPNP
 and ChebNet.
 
 Every model is ``forward(x, graph) -> logits [n, C]`` where ``graph`` is an ``edge_index`` or a propagation matrix
-``[n, n]`` used as given (see :func:`~icml24.graph.operators.gcn_propagate`): a distilled graph is GDEM's dense,
+``[n, n]`` used as given (see ``gcn_propagate``): a distilled graph is GDEM's dense,
 signed ``A' = I - U' Lambda U'^T``, which has no edge list. ``x [n, d]`` may be dense or sparse.
 """
 
@@ -19,7 +19,7 @@ from ..operators import gcn_propagate
 class SGC(nn.Module):
     """SGC (Wu et al., ICML 2019): ``S^K X W + b``, linear, no dropout.
 
-    Kept here (not in :mod:`icml24.graph.nn`) because only GDEM's cross-architecture table uses it, in the
+    Kept here (not in ``icml24.graph.nn``) because only GDEM's cross-architecture table uses it, in the
     official evaluation form (the bias after propagation).
     """
 
@@ -106,7 +106,7 @@ ARCHITECTURES = ("GCN", "SGC", "APPNP", "ChebNet", "MLP")
 
 def build_model(architecture: str, in_features: int, num_classes: int, hidden: int = 256,
                 dropout: float = 0.5) -> nn.Module:
-    """One of :data:`ARCHITECTURES` by name, as GDEM evaluates: dropout on the input and the hidden layer."""
+    """One of ``ARCHITECTURES`` by name, as GDEM evaluates: dropout on the input and the hidden layer."""
     if architecture == "GCN":
         return GCN(in_features, num_classes, hidden_channels=hidden, dropout=dropout, input_dropout=True)
     if architecture == "MLP":

@@ -1,7 +1,7 @@
 """Choosing GDEM's hyper-parameters on the real validation nodes, for graphs without an official configuration.
 
 GDEM's paper tunes per dataset and rate; the official configurations exist only for its datasets. For another
-graph, :func:`select_gdem` distils one graph per candidate configuration (a small grid), trains the evaluation
+graph, ``select_gdem`` distils one graph per candidate configuration (a small grid), trains the evaluation
 GNN on it, and keeps the candidate with the best accuracy on the real *validation* nodes. The test nodes are
 never read for the choice.
 """
@@ -15,7 +15,7 @@ from .gdem import GDEM
 from .training import prepare_real_graph, train_on_synthetic
 
 
-def select_gdem(data: Data, candidates: list[dict], reduction_rate: float, random_state=0, eval_epochs: int = 300,
+def select_gdem(data: Data, candidates: list[dict], reduction_rate: float, random_state=None, eval_epochs: int = 300,
                 real: Data | None = None, **shared) -> tuple[GDEM, list[dict]]:
     """Fit ``GDEM(reduction_rate, random_state, **shared, **candidate)`` per candidate; keep the best on validation.
 
@@ -26,7 +26,7 @@ def select_gdem(data: Data, candidates: list[dict], reduction_rate: float, rando
         reduction_rate (float): ``r``, the same for every candidate.
         random_state (None, int or numpy Generator): seeds every candidate's distillation and its evaluation GCN,
             all candidates alike: an int ``s`` is used as is (``GDEM(random_state=s)``, a GCN from
-            ``torch.Generator().manual_seed(s)``), else one int is drawn from it (:func:`icml24._random.seed_int`).
+            ``torch.Generator().manual_seed(s)``), else one int is drawn from it (``icml24._random.seed_int``).
         eval_epochs (int): epochs of the evaluation GCN (selected on the real validation nodes).
         real (Data, optional): ``prepare_real_graph(data)`` when already built.
         **shared: GDEM keyword arguments common to every candidate (e.g. the feature initialization).

@@ -6,8 +6,8 @@ eigendecomposes the normalized Laplacian with self-loops,
     L = I - D~^{-1/2} (A + I) D~^{-1/2},     D~ = diag((A + I) 1),
 
 keeping the ``K1`` smallest and ``K2`` largest eigenpairs. The decomposition is the expensive one-off step, so
-:func:`laplacian_eigenpairs` caches it per graph in memory, and on disk only in a ``cache_dir`` the caller names
-(e.g. :func:`default_cache_dir`, ``$XDG_CACHE_HOME/icml24/eigenpairs``); it writes no file otherwise.
+``laplacian_eigenpairs`` caches it per graph in memory, and on disk only in a ``cache_dir`` the caller names
+(e.g. ``default_cache_dir``, ``$XDG_CACHE_HOME/icml24/eigenpairs``); it writes no file otherwise.
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def largest_connected_component(edge_index: torch.Tensor | np.ndarray, num_nodes
 
 
 def normalized_laplacian(adj: sp.spmatrix) -> sp.csr_matrix:
-    """``I - S`` with GCN's ``S = D~^{-1/2} (A + I) D~^{-1/2}`` (:func:`~icml24.graph.operators.normalized_adjacency`)
+    """``I - S`` with GCN's ``S = D~^{-1/2} (A + I) D~^{-1/2}`` (``normalized_adjacency``)
     of the symmetric, unweighted ``adj``, as a scipy matrix for ``eigh``/``eigsh``."""
     n = adj.shape[0]
     coo = sp.coo_matrix(adj)

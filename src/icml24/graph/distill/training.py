@@ -2,7 +2,7 @@
 
 This is the evaluation protocol of graph distillation (GCond, GDEM): a GNN is trained on the small graph
 ``(X', A', y')``; after every epoch it predicts on the *real* graph, and the weights with the best real
-validation accuracy are kept and scored on the real test nodes (:func:`~icml24.graph.training.fit_node_classifier`
+validation accuracy are kept and scored on the real test nodes (``fit_node_classifier``
 with ``eval_data``).
 """
 
@@ -46,10 +46,10 @@ def train_on_synthetic(synthetic: Data, real: Data, architecture: str = "GCN", h
         synthetic (Data): ``x [n', d]``, ``y [n']`` and the graph: ``synthetic.adj [n', n']`` (dense, used as
             given, e.g. GDEM's ``A' = I - U' Lambda U'^T``) or else ``edge_index`` (GCN-normalized, e.g. a coreset);
             every node trains.
-        real (Data): the real graph with its public split (see :func:`prepare_real_graph`).
+        real (Data): the real graph with its public split (see ``prepare_real_graph``).
         architecture (str): ``"GCN"``, ``"SGC"``, ``"APPNP"``, ``"ChebNet"`` or ``"MLP"``.
         random_state (None, int, torch or numpy Generator): the model's initialization and dropout (global RNG
-            untouched; see :func:`~icml24.graph.training.fit_node_classifier`).
+            untouched; see ``fit_node_classifier``).
 
     Returns:
         ``{"test_acc", "val_acc", "best_epoch", "epochs", "seconds"}``.
@@ -72,7 +72,7 @@ def train_on_whole_graph(real: Data, architecture: str = "GCN", hidden: int = 25
                          random_state=None, return_model: bool = False):
     """The whole-graph baseline: train on the real graph's training nodes, same selection and scoring.
 
-    Returns the metrics of :func:`train_on_synthetic`, and the trained model with ``return_model``.
+    Returns the metrics of ``train_on_synthetic``, and the trained model with ``return_model``.
     """
     real = _as_real(real)
     model = _fresh_model(architecture, real, hidden, dropout)

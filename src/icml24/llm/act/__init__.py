@@ -1,9 +1,9 @@
 """ACT: hidden attention sinks and training-free attention calibration (Yu et al., ICML 2024).
 
-- :mod:`~icml24.llm.act.sinks`: ``col_j`` scores, sink detection, calibration of one map (pure tensor code).
-- :mod:`~icml24.llm.act.apply`: :class:`ACT` attaches calibration to chosen heads via transformers' AttentionInterface.
-- :mod:`~icml24.llm.act.search`: :class:`HeadSearch`, the offline head filtering.
-- :mod:`~icml24.llm.act.analysis`: where sinks occur, and attention-map figures.
+- ``sinks``: ``col_j`` scores, sink detection, calibration of one map (pure tensor code).
+- ``apply``: ``ACT`` attaches calibration to chosen heads via transformers' AttentionInterface.
+- ``search``: ``HeadSearch``, the offline head filtering.
+- ``analysis``: where sinks occur, and attention-map figures.
 """
 
 from .analysis import attention_maps, hidden_sink_frequency, hidden_sinks, plot_attention_sinks

@@ -65,8 +65,8 @@ def hidden_sink_frequency(model: nn.Module, batches: list, threshold: float = 0.
 
     Args:
         model: a transformers causal LM (run with eager attention for this call).
-        batches: :class:`~icml24.llm.tasks.EncodedBatch` list.
-        threshold, min_viewers, min_uniform_ratio: as in :func:`hidden_sinks`.
+        batches: ``EncodedBatch`` list.
+        threshold, min_viewers, min_uniform_ratio: as in ``hidden_sinks``.
         filters (dict, optional): several settings at once from one forward pass, e.g.
             ``{"official": {}, "robust": {"min_viewers": 5, "min_uniform_ratio": 2.0}}``.
 

@@ -3,7 +3,7 @@
 ``ACT(heads).attach(model)`` registers an ``"act"`` implementation in transformers' ``AttentionInterface``
 (and an eager-style mask for it in ``AttentionMaskInterface``), switches the model to it, and marks the
 attention modules of the chosen layers. A marked layer computes eager attention, calibrates the chosen heads
-after the softmax (:class:`~icml24.llm.act.sinks.AttentionCalibration`) and multiplies by the values; every
+after the softmax (``AttentionCalibration``) and multiplies by the values; every
 other layer calls the model's own implementation (``sdpa`` or ``eager``), so switching calibration off leaves
 the logits as the model's. Works for any model whose attention modules call ``ALL_ATTENTION_FUNCTIONS``
 with ``module.layer_idx`` set (Llama, Mistral, Qwen2, SmolLM2, ...).
@@ -175,8 +175,8 @@ class ACT:
     rest goes back to the other tokens of the row in proportion.
 
     Args:
-        heads: the heads to calibrate: ``{layer: [heads]}``, ``(layer, head)`` pairs, ``"all"`` or ``None``
-            (calibration off). Default: None.
+        heads (dict | list | str | None): the heads to calibrate: ``{layer: [heads]}``, ``(layer, head)`` pairs,
+            ``"all"`` or ``None`` (calibration off). Default: None.
         threshold (float): sink threshold ``alpha``. Default: 0.1.
         beta (float): share of attention a sink keeps. Default: 0.4.
         keep_first (bool): never calibrate the first sink. Default: True.
@@ -186,6 +186,8 @@ class ACT:
         >>> with act.attach(model):
         ...     logits = model(**batch).logits
     """
+
+    KIND = "component"  # icml24._contract
 
     def __init__(self, heads=None, threshold: float = 0.1, beta: float = 0.4, keep_first: bool = True):
         self.heads = heads

@@ -8,7 +8,7 @@ with the sink entries at ``beta`` (steps 3-4): the row is multiplied in the map'
 and in place it is one array read and written, which keeps the loop vectorized (two arrays that may alias would
 need a runtime overlap check, and the same row as source and target fails it: scalar code). Sums are accumulated
 in float64, so the result equals the torch path
-(:func:`~icml24.llm.act.sinks.calibrate_attention`) up to the last bits of float32 rounding, and a sink that sits
+(``calibrate_attention``) up to the last bits of float32 rounding, and a sink that sits
 exactly on the threshold may be judged differently: the float64 sums are the more accurate of the two. Callers
 fall back to the torch path for anything else (GPU tensors, half precision, tensors that need gradients, padding
 masks). Compiled on first use and cached on disk (``cache=True``).
@@ -102,7 +102,7 @@ def _calibrate_maps(attn, out, threshold, beta, keep_first, inplace, normalized,
 
 def calibrate_maps(attn, threshold: float, beta: float, keep_first: bool, inplace: bool, normalized: bool,
                    cancellation: float):
-    """Run the kernel on a :func:`supported` torch tensor ``[..., Lq, Lk]``; returns ``(calibrated, bad)`` with
+    """Run the kernel on a ``supported`` torch tensor ``[..., Lq, Lk]``; returns ``(calibrated, bad)`` with
     ``bad`` the number of non-finite column sums (the caller raises)."""
     import torch
 

@@ -28,6 +28,7 @@ import torch
 from torch import nn
 
 from icml24._estimator import Estimator
+from icml24._progress import check_progress, tracked
 from icml24._validation import FittedAttributes, check_finite
 
 from .apply import _STATE, ACT, attention_modules
@@ -53,7 +54,7 @@ class PrefixCache:
 
     Args:
         model: a Llama-style ``...ForCausalLM`` with ACT attached (no heads).
-        batches: :class:`~icml24.llm.tasks.EncodedBatch` list.
+        batches: ``EncodedBatch`` list.
         layers: the layer indices whose inputs to keep.
     """
 
@@ -157,7 +158,8 @@ class HeadSearch(Estimator, FittedAttributes):
     """Select the attention heads whose ACT calibration alone raises calibration-set accuracy (ACT, Sec. 4.2).
 
     Args:
-        candidates: ``(layer, head)`` pairs to try, ``{layer: [heads]}``, or ``"all"`` (every head). Default: "all".
+        candidates (list | dict | str): ``(layer, head)`` pairs to try, ``{layer: [heads]}``, or ``"all"`` (every
+            head). Default: "all".
         threshold (float): ACT sink threshold ``alpha``. Default: 0.1.
         beta (float): ACT sink retention ``beta``. Default: 0.4.
         min_gain (float): keep a head when its accuracy exceeds the baseline by more than this. Default: 0.0.
@@ -168,7 +170,7 @@ class HeadSearch(Estimator, FittedAttributes):
         heads_per_pass (int): candidate heads of one layer scored in one forward (the batch is repeated this many
             times); 1 runs one forward per head. Default: 9.
 
-    Attributes (after :meth:`fit`):
+    Attributes (after ``fit``):
         baseline_accuracy_ (float): calibration accuracy of the plain model (mean over tasks).
         baseline_log_likelihood_ (float): mean log-probability of the right choice, plain model.
         head_accuracy_ (dict[(int, int), float]): accuracy with each candidate calibrated alone.
@@ -181,7 +183,7 @@ class HeadSearch(Estimator, FittedAttributes):
         forward_layers_ (int): decoder-layer passes run, summed over items (the cache build included).
         forward_passes_ (int): batched forwards run over the cached batches (one per layer chunk and batch).
 
-    Reading an attribute above before :meth:`fit` raises ``NotFittedError``.
+    Reading an attribute above before ``fit`` raises ``NotFittedError``.
     """
 
     _fit_call = "fit(model, task_batches)"
@@ -209,16 +211,19 @@ class HeadSearch(Estimator, FittedAttributes):
         selection = ACT(self.candidates, threshold=self.threshold, beta=self.beta).selected_heads(model)
         return sorted((layer, h) for layer, hs in selection.items() for h in hs)
 
-    def fit(self, model: nn.Module, task_batches: list[list], progress: Callable | None = None) -> HeadSearch:
+    def fit(self, model: nn.Module, task_batches: list[list],
+            progress: Callable[[int, int], None] | None = None) -> HeadSearch:
         """Run the search.
 
         Args:
             model: a Llama-style transformers causal LM.
-            task_batches: one list of :class:`~icml24.llm.tasks.EncodedBatch` per calibration task; the score is
+            task_batches: one list of ``EncodedBatch`` per calibration task; the score is
                 the mean of the per-task accuracies.
-            progress: optional wrapper for the loop over chunks of candidates (e.g. a progress bar).
+            progress: ``progress(done, total)`` called after each chunk of candidates (``icml24._progress``;
+                e.g. ``ctx.progress_callback("ACT head search")``).
         """
         self._check_params()
+        check_progress(progress)
         if not task_batches or any(not batches for batches in task_batches):
             raise ValueError("task_batches must hold at least one non-empty list of batches per task")
         start = time.perf_counter()
@@ -248,7 +253,7 @@ class HeadSearch(Estimator, FittedAttributes):
             chunks = [(layer, hs[i : i + per_pass])
                       for layer in layers for hs in [[h for la, h in pairs if la == layer]]
                       for i in range(0, len(hs), per_pass)]
-            for layer, heads in (progress(chunks) if progress is not None else chunks):
+            for layer, heads in tracked(chunks, progress):  # progress(done, total) after each chunk
                 self._score_chunk(model, modules[layer], layer, heads, caches, calibration)
                 self.forward_layers_ += (num_layers - layer) * items * len(heads)
                 self.forward_passes_ += sum(len(cache.batches) for cache in caches)

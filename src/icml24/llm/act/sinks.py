@@ -118,11 +118,12 @@ def sink_scores(attn: Tensor, allowed: Tensor | None = None) -> Tensor:
 
 def detect_sinks(attn: Tensor, threshold: float = 0.1, allowed: Tensor | None = None,
                  keep_first: bool = True) -> Tensor:
-    """Sink tokens per map: ``col_j > threshold``, without the first one found when ``keep_first``.
+    """Sink tokens per map: ``col_j > threshold`` (``threshold > 0``), without the first one found when ``keep_first``.
 
     Returns:
         Tensor: bool ``[..., Lk]``, True at the sinks that ACT calibrates.
     """
+    check_positive("threshold", threshold)  # col_j >= 0: a threshold <= 0 would make every key a sink
     allowed = _allowed_for(attn, allowed)
     sinks = sink_scores(attn, allowed) > threshold  # step 2: col_j > alpha
     if allowed is not None:
@@ -141,14 +142,14 @@ def calibrate_attention(attn: Tensor, sinks: Tensor, beta: float = 0.4, allowed:
 
     Args:
         attn (Tensor): post-softmax attention ``[..., Lq, Lk]``; rows sum to one.
-        sinks (Tensor): bool ``[..., Lk]`` from :func:`detect_sinks`.
+        sinks (Tensor): bool ``[..., Lk]`` from ``detect_sinks``.
         beta (float): share of the attention a sink keeps. Default: 0.4.
-        allowed (Tensor, optional): as in :func:`sink_scores`; rows that allow no key (padding) stay as they are.
+        allowed (Tensor, optional): as in ``sink_scores``; rows that allow no key (padding) stay as they are.
         inplace (bool): write the result into ``attn`` (which must then have the full batch shape) instead of a
             new tensor. Default: False.
         normalized (bool): trust that the rows of real queries sum to one (true of a softmax output, as inside
             ACT's attention) and skip the row-sum pass; NaN/inf in ``attn`` then goes unchecked here (the
-            column sums of :func:`detect_sinks` check it). Default: False.
+            column sums of ``detect_sinks`` check it). Default: False.
 
     Returns:
         Tensor: the calibrated map, same shape and dtype; row sums are preserved. When no map has a sink,
@@ -228,8 +229,8 @@ class AttentionCalibration:
         keep_first (bool): leave the first sink found uncalibrated, as the paper does. Default: True.
 
     Calling it on plain causal maps (no ``allowed`` mask) held in a contiguous float32/float64 CPU tensor runs the
-    fused numba kernel (:mod:`icml24.llm.act.kernels`: two reads of each map, sums in float64); anything else
-    (padding masks, GPU tensors, half precision, autograd) runs the torch path of :func:`calibrate_attention`.
+    fused numba kernel (``icml24.llm.act.kernels``: two reads of each map, sums in float64); anything else
+    (padding masks, GPU tensors, half precision, autograd) runs the torch path of ``calibrate_attention``.
 
     Example:
         >>> calib = AttentionCalibration(threshold=0.1, beta=0.4)
@@ -252,7 +253,7 @@ class AttentionCalibration:
     def __call__(self, attn: Tensor, allowed: Tensor | None = None, inplace: bool = False,
                  normalized: bool = False) -> Tensor:
         """The calibrated attention ``[..., Lq, Lk]`` (``inplace`` and ``normalized`` as in
-        :func:`calibrate_attention`)."""
+        ``calibrate_attention``)."""
         if allowed is None and kernels.supported(attn):  # plain causal maps on the CPU: the fused kernel
             out, bad = kernels.calibrate_maps(attn, self.threshold, self.beta, self.keep_first, inplace, normalized,
                                               _CANCELLATION)

@@ -1,11 +1,11 @@
 """EST: Evolving Subnetwork Training for large language models (Li et al., ICML 2024).
 
-- :mod:`~icml24.llm.est.model`: :class:`GPT` whose forward runs a :class:`Subnetwork` (sliced heads/MLP units with
+- ``model``: ``GPT`` whose forward runs a ``Subnetwork`` (sliced heads/MLP units with
   1/p rescaling, skipped layers).
-- :mod:`~icml24.llm.est.schedule`: :class:`EvolvingSubnetworkSchedule` (stages of p_L, p_H, p_M) and the per-step
-  :class:`SubnetworkSampler`.
-- :mod:`~icml24.llm.est.flops`: analytic FLOPs per step and a measured count (``torch.utils.flop_counter``).
-- :mod:`~icml24.llm.est.training`: :class:`EvolvingSubnetworkTrainer` (progress, checkpoint/resume, held-out loss).
+- ``schedule``: ``EvolvingSubnetworkSchedule`` (stages of p_L, p_H, p_M) and the per-step
+  ``SubnetworkSampler``.
+- ``flops``: analytic FLOPs per step and a measured count (``torch.utils.flop_counter``).
+- ``training``: ``EvolvingSubnetworkTrainer`` (progress, checkpoint/resume, held-out loss).
 """
 
 from .flops import layer_forward_flops, measured_flops, schedule_flops, subnetwork_flops

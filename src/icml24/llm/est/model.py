@@ -170,10 +170,10 @@ class GPT(nn.Module):
     """Decoder-only transformer with tied input/output embeddings; ``forward(idx, subnetwork=...)`` trains a part.
 
     Initialisation follows GPT-2 (normal(0, 0.02), residual projections scaled by 1/sqrt(2 n_layer)) and draws
-    only from ``random_state`` (an int, a numpy or torch Generator; default 0), never from torch's global stream.
+    only from ``random_state`` (None, an int, a numpy or torch Generator), never from torch's global stream.
     """
 
-    def __init__(self, config: GPTConfig, random_state=0):
+    def __init__(self, config: GPTConfig, random_state=None):
         super().__init__()
         self.config = config
         with torch.random.fork_rng(devices=[]):  # torch's default init draws globally; ours replaces it below

@@ -41,6 +41,8 @@ class EvolvingSubnetworkSchedule:
     / 1; ``EvolvingSubnetworkSchedule.full()`` trains the complete model at every step (the baseline).
     """
 
+    KIND = "component"  # icml24._contract
+
     def __init__(self, stages: list[Stage] | list[tuple[float, float, float, float]]):
         stages = [s if isinstance(s, Stage) else Stage(*s) for s in stages]
         if not stages:
@@ -84,13 +86,15 @@ def _count(p: float, total: int) -> int:
 class SubnetworkSampler:
     """Draws a fresh subnetwork at every step (Sec. 3): round(p_L n_layer) layers, and in each active layer
     round(p_H n_head) heads and round(p_M n_mlp) MLP units, uniformly without replacement from ``random_state``
-    (an int, a numpy or torch Generator; default 0).
+    (None, an int, a numpy or torch Generator).
 
     The 1/p rescaling uses the realised fraction (k / N), so it is exact when p N is not an integer.
     """
 
+    KIND = "component"  # icml24._contract
+
     def __init__(self, config: GPTConfig, schedule: EvolvingSubnetworkSchedule,
-                 random_state=0):
+                 random_state=None):
         self.config = config
         self.schedule = schedule
         self.generator = torch_generator(random_state)

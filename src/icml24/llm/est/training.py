@@ -56,30 +56,35 @@ class _Run:
 
 
 class EvolvingSubnetworkTrainer(FittedAttributes, Estimator):
-    """Train a :class:`GPT` for ``steps`` steps of ``batch_size`` x ``block_size`` tokens under ``schedule``.
+    """Train a ``GPT`` for ``steps`` steps of ``batch_size`` x ``block_size`` tokens under ``schedule``.
 
     Args:
         config: the model architecture.
         schedule: the evolving schedule (default: ``EvolvingSubnetworkSchedule.default()``); ``.full()`` = baseline.
-        steps, batch_size: the run's length (same tokens for any schedule).
-        lr, min_lr_ratio, warmup: linear warm-up over ``warmup`` x steps, then cosine decay to ``min_lr_ratio`` x lr.
-        weight_decay, grad_clip: AdamW decay on matrices only, and gradient-norm clipping (0 disables).
-        eval_every, eval_batches: held-out loss of the full model every ``eval_every`` steps (and at the end), on
-            ``eval_batches`` fixed batches of evenly spaced windows.
-        checkpoint_path, checkpoint_every: where and how often to save; ``fit`` resumes from an existing file.
-        random_state: None, an int or a numpy Generator; derives the initial weights, the data order and the
+        steps: the run's length in optimizer steps (same tokens for any schedule).
+        batch_size: sequences per step.
+        lr: the peak learning rate.
+        min_lr_ratio: the cosine decay ends at ``min_lr_ratio`` x lr.
+        warmup: linear warm-up over ``warmup`` x steps, then cosine decay.
+        weight_decay: AdamW decay, on matrices only.
+        grad_clip: gradient-norm clipping (0 disables).
+        eval_every: held-out loss of the full model every ``eval_every`` steps (and at the end).
+        eval_batches: the held-out loss reads ``eval_batches`` fixed batches of evenly spaced windows.
+        checkpoint_path: where to save; ``fit`` resumes from an existing file.
+        checkpoint_every: save every ``checkpoint_every`` steps too (0: only at the end of the run).
+        random_state (None | int | Generator): derives the initial weights, the data order and the
             subnetwork draws (three independent streams).
 
     Learned state: ``model_``, ``train_loss_`` (per step), ``step_flops_`` (analytic, per step), ``step_seconds_``
     and ``step_cpu_seconds_`` (wall clock and this thread's CPU time per step, evaluation excluded), ``evals_``
     (dicts with step, tokens, flops, seconds, val_loss), ``total_flops_``, ``final_val_loss_``. Several runs can
-    share the machine's load alike with :func:`fit_lockstep`.
+    share the machine's load alike with ``fit_lockstep``.
     """
 
     def __init__(self, config: GPTConfig, schedule: EvolvingSubnetworkSchedule | None = None, steps: int = 1000,
                  batch_size: int = 16, lr: float = 3e-3, min_lr_ratio: float = 0.1, warmup: float = 0.05,
                  weight_decay: float = 0.1, grad_clip: float = 1.0, eval_every: int = 100, eval_batches: int = 8,
-                 checkpoint_path: str | Path | None = None, checkpoint_every: int = 0, random_state=0):
+                 checkpoint_path: str | Path | None = None, checkpoint_every: int = 0, random_state=None):
         self.config, self.schedule, self.steps, self.batch_size = config, schedule, steps, batch_size
         self.lr, self.min_lr_ratio, self.warmup = lr, min_lr_ratio, warmup
         self.weight_decay, self.grad_clip = weight_decay, grad_clip

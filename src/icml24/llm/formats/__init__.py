@@ -1,8 +1,8 @@
 """Block number formats as bit-exact fake quantizers with a packed encoding (BiE, Zou et al., ICML 2024).
 
-- :mod:`~icml24.llm.formats.blocks`: blocking, shared exponents, bit packing, :class:`Packed`.
-- :class:`IntFormat` (INT-k per group), :class:`BFPFormat` (one shared exponent), :class:`MXFormat` (OCP MX,
-  MXFP4 = E2M1 + E8M0) and :class:`BiEFormat` (two shared exponents and a per-element selector).
+- ``blocks``: blocking, shared exponents, bit packing, ``Packed``.
+- ``IntFormat`` (INT-k per group), ``BFPFormat`` (one shared exponent), ``MXFormat`` (OCP MX,
+  MXFP4 = E2M1 + E8M0) and ``BiEFormat`` (two shared exponents and a per-element selector).
 """
 
 from .bfp import BFPFormat

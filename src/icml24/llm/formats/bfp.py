@@ -10,9 +10,9 @@ from .blocks import BlockFormat, Field, check_int, exponent_cap, pow2, round_to_
 class BFPFormat(BlockFormat):
     """Block floating point: ``x ~ (-1)**s * M * 2**(E - (m - 1))`` with one exponent E per block, ``M < 2**m``.
 
-    E is the block's largest exponent (:func:`~icml24.llm.formats.blocks.shared_exponent`, the no-saturation
+    E is the block's largest exponent (``shared_exponent``, the no-saturation
     choice). Small values in a block with a large element round to zero: the weakness BiE addresses (paper Sec. 3).
-    Overflow saturates (module :mod:`~icml24.llm.formats.blocks`): E is capped at the stored range and at the input
+    Overflow saturates (module ``blocks``): E is capped at the stored range and at the input
     dtype's (``exponent_bits=3`` stores E <= 4, so with m = 3 every |x| >= 28 gives ±28).
     Cost: ``1 + m + exponent_bits / block_size`` bits per element.
 

@@ -8,7 +8,7 @@ flag that selects one of them:
 - value = ``(-1)**s * M * 2**(E_sel - (m - 1))``.
 
 Small values in a block with an outlier keep their own, finer exponent instead of rounding to zero as in BFP. The
-paper sets the threshold offline by Bayesian optimization (:class:`~icml24.llm.quantize.LinearQuantizer`). Cost:
+paper sets the threshold offline by Bayesian optimization (``LinearQuantizer``). Cost:
 ``1 + m + 1 + 2 * exponent_bits / B`` bits per element (5.25 for m = 3, B = 64; 4.25 for m = 2, B = 64).
 """
 

@@ -11,7 +11,7 @@ Overflow, one rule for every format: **saturation**. A finite input never gives 
 block's largest magnitude needs more range than the format stores (a narrow shared exponent, an fp16 scale) or than
 the input's dtype holds (fp16 65504, bf16 and fp32 3.4e38), the shared exponent or scale is capped at the largest
 value whose every code decodes to a finite number *in that dtype*, and the elements above the grid saturate to the
-largest mantissa (sign kept), as OCP MX does. :meth:`BlockFormat.largest` says where saturation starts.
+largest mantissa (sign kept), as OCP MX does. ``BlockFormat.largest`` says where saturation starts.
 Signed zero: formats with a sign bit (BFP, BiE, MX) keep -0 (and a negative value that rounds to zero is -0) in
 ``quantize`` and in the packed path alike; INT-k stores two's complement, which has no -0, so -0 becomes +0.
 """
@@ -125,7 +125,7 @@ def pack_codes(codes: dict[str, torch.Tensor], fields: list[Field]) -> tuple[np.
 
 def unpack_codes(data: np.ndarray, num_bits: int, fields: list[Field], num_blocks: int,
                  block_size: int) -> dict[str, torch.Tensor]:
-    """Inverse of :func:`pack_codes`."""
+    """Inverse of ``pack_codes``."""
     bits = np.unpackbits(np.asarray(data, dtype=np.uint8))[:num_bits].astype(np.int64).reshape(num_blocks, -1)
     codes, start = {}, 0
     for f in fields:
@@ -141,9 +141,11 @@ class BlockFormat:
     """Base of the block formats: blocks of ``block_size`` elements along the last dimension.
 
     Subclasses define ``fields()`` (what is stored), ``_encode_blocks`` and ``_decode_blocks``; this class supplies
-    fake quantization (:meth:`quantize`), the packed encoding (:meth:`encode`/:meth:`decode`), the quantization step of
-    each element (:meth:`step`) and the exact bits per element, metadata included.
+    fake quantization (``quantize``), the packed encoding (``encode``/``decode``), the quantization step of
+    each element (``step``) and the exact bits per element, metadata included.
     """
+
+    KIND = "component"  # icml24._contract
 
     name = "block"
 
@@ -206,7 +208,7 @@ class BlockFormat:
     def quantize(self, x: torch.Tensor) -> torch.Tensor:
         """Fake-quantize ``x`` (quantize then dequantize), blocks along the last dimension; same shape and dtype.
 
-        Saturating: values beyond :meth:`largest` (for ``x``'s dtype) come back as ``±largest``, never as inf.
+        Saturating: values beyond ``largest`` (for ``x``'s dtype) come back as ``±largest``, never as inf.
         """
         values = self._fake_blocks(self._blocks(x), x.dtype).reshape(x.shape).to(x.dtype)
         if not bool(torch.isfinite(values).all()):  # the saturation rule makes this unreachable
@@ -226,7 +228,7 @@ class BlockFormat:
         return Packed(self.label, tuple(x.shape), data, num_bits, x.dtype)
 
     def decode(self, packed: Packed) -> torch.Tensor:
-        """Values of a :class:`Packed` made by :meth:`encode` of this same format, in the encoded tensor's dtype
+        """Values of a ``Packed`` made by ``encode`` of this same format, in the encoded tensor's dtype
         (``decode(encode(x))`` equals ``quantize(x)`` bit for bit, -0 included)."""
         if packed.format_name != self.label:
             raise ValueError(f"packed data is in format {packed.format_name!r}, not {self.label!r}; decode it with "

@@ -14,7 +14,7 @@ class IntFormat(BlockFormat):
 
     The scale is ``absmax / qmax`` rounded to fp16 and, where that rounding went down, moved up one fp16 step, so the
     group's largest element never clips (every error is at most half a step). Overflow saturates (module
-    :mod:`~icml24.llm.formats.blocks`): the scale is capped at the largest fp16 value ``s`` with ``qmax * s`` finite
+    ``blocks``): the scale is capped at the largest fp16 value ``s`` with ``qmax * s`` finite
     in the input's dtype (65504 for fp32 inputs, 65504 / qmax rounded down for fp16), and larger groups clip to
     ``±qmax * s``. Two's complement has no -0: -0 quantizes to +0. Cost: ``k + 16 / block_size`` bits.
 

@@ -1,10 +1,10 @@
 """The BiE quantization flow (Zou et al., ICML 2024) for any model made of ``nn.Linear`` layers.
 
-- :mod:`~icml24.llm.quantize.calibration`: linear layers and their calibration inputs.
-- :mod:`~icml24.llm.quantize.qlinear`: :class:`QuantLinear` and module replacement.
-- :mod:`~icml24.llm.quantize.search`: per-layer threshold search (Bayesian optimization or grid).
-- :mod:`~icml24.llm.quantize.quantizer`: :class:`LinearQuantizer`, the whole flow.
-- :mod:`~icml24.llm.quantize.stats`: SQNR, kurtosis, outlier shares, flushed share, bimodality, perplexity (per
+- ``calibration``: linear layers and their calibration inputs.
+- ``qlinear``: ``QuantLinear`` and module replacement.
+- ``search``: per-layer threshold search (Bayesian optimization or grid).
+- ``quantizer``: ``LinearQuantizer``, the whole flow.
+- ``stats``: SQNR, kurtosis, outlier shares, flushed share, bimodality, perplexity (per
   window, and the bootstrap interval of a ratio).
 """
 

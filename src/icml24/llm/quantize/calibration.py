@@ -22,7 +22,7 @@ def collect_linear_inputs(model: nn.Module, input_ids: torch.Tensor, names: list
     Args:
         model: any module whose ``forward(input_ids)`` runs its linear layers (a Hugging Face causal LM).
         input_ids (LongTensor): calibration token ids, one row per sequence.
-        names (list[str] | None): which layers (default: :func:`linear_layers`).
+        names (list[str] | None): which layers (default: ``linear_layers``).
         batch_size (int): sequences per forward.
 
     Returns:

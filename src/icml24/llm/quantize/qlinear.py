@@ -1,4 +1,4 @@
-"""Module replacement: ``nn.Linear`` -> :class:`QuantLinear` (fake-quantized weight and/or input), and back."""
+"""Module replacement: ``nn.Linear`` -> ``QuantLinear`` (fake-quantized weight and/or input), and back."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def _parent(model: nn.Module, name: str) -> tuple[nn.Module, str]:
 
 
 def replace_linears(model: nn.Module, make: dict) -> dict[str, nn.Module]:
-    """Put ``make[name]`` (a module) in place of each named submodule; return the originals, for :func:`restore`."""
+    """Put ``make[name]`` (a module) in place of each named submodule; return the originals, for ``restore``."""
     originals = {}
     for name, new in make.items():
         parent, child = _parent(model, name)
@@ -55,7 +55,7 @@ def replace_linears(model: nn.Module, make: dict) -> dict[str, nn.Module]:
 
 
 def restore(model: nn.Module, originals: dict[str, nn.Module]) -> None:
-    """Undo :func:`replace_linears`."""
+    """Undo ``replace_linears``."""
     for name, module in originals.items():
         parent, child = _parent(model, name)
         setattr(parent, child, module)

@@ -11,7 +11,7 @@ from torch import nn
 
 from icml24._estimator import Estimator
 from icml24._progress import check_progress, tracked
-from icml24._random import spawn
+from icml24._random import RandomState, spawn
 from icml24._validation import FittedAttributes, check_fitted
 
 from .calibration import collect_linear_inputs, linear_layers
@@ -27,12 +27,13 @@ class LinearQuantizer(FittedAttributes, Estimator):
     """Fake-quantize the weights and/or inputs of every linear layer, with per-layer BiE thresholds (paper Sec. 3.3).
 
     ``fit`` collects calibration inputs of every linear layer and, for each BiE format, chooses the layer's outlier
-    threshold that minimises the layer-output MSE (Bayesian optimization, :func:`~.search.minimize_threshold`);
-    ``attach`` swaps the layers for :class:`QuantLinear` inside a ``with`` block and puts the originals back after.
+    threshold that minimises the layer-output MSE (Bayesian optimization, ``minimize_threshold``);
+    ``attach`` swaps the layers for ``QuantLinear`` inside a ``with`` block and puts the originals back after.
 
     Args:
-        weight_format: block format of the weights (``None``: float32 weights, the activation-only mode).
-        act_format: block format of the layer inputs (``None``: weight-only mode).
+        weight_format (BlockFormat | None): block format of the weights (``None``: float32 weights, the
+            activation-only mode).
+        act_format (BlockFormat | None): block format of the layer inputs (``None``: weight-only mode).
         search (str): ``"bayes"``, ``"grid"`` or ``"none"`` (keep each format's own threshold). Default: ``"bayes"``.
         n_trials (int): threshold evaluations per searched format and layer. Default: 12.
         threshold_range (tuple[float, float]): searched interval (log scale) of the relative threshold.
@@ -41,15 +42,18 @@ class LinearQuantizer(FittedAttributes, Estimator):
             Default: 0.
 
     Attributes:
-        layers_ (list[str]): quantized layers. weight_thresholds_, act_thresholds_ (dict[str, float]): chosen
-        thresholds (NaN where not searched). calibration_mse_, default_mse_ (dict[str, float]): layer-output MSE on
-        the calibration inputs after the search and at the default threshold. search_seconds_ (float),
-        evaluations_ (int): the cost of the search.
+        layers_ (list[str]): quantized layers.
+        weight_thresholds_ (dict[str, float]): chosen weight thresholds (NaN where not searched).
+        act_thresholds_ (dict[str, float]): chosen activation thresholds (NaN where not searched).
+        calibration_mse_ (dict[str, float]): layer-output MSE on the calibration inputs after the search.
+        default_mse_ (dict[str, float]): layer-output MSE on the calibration inputs at the default threshold.
+        search_seconds_ (float): the time the search took.
+        evaluations_ (int): threshold evaluations the search made.
     """
 
     def __init__(self, weight_format=None, act_format=None, search: str = "bayes", n_trials: int = 12,
                  threshold_range: tuple[float, float] = (1 / 64, 1.0), exclude: tuple[str, ...] = ("lm_head",),
-                 random_state: int = 0):
+                 random_state: RandomState = None):
         self.weight_format, self.act_format = weight_format, act_format
         self.search, self.n_trials = search, n_trials
         self.threshold_range, self.exclude, self.random_state = threshold_range, exclude, random_state
@@ -59,6 +63,9 @@ class LinearQuantizer(FittedAttributes, Estimator):
             raise ValueError("give a weight_format, an act_format or both")
         if self.search not in (*METHODS, "none"):
             raise ValueError(f"search must be one of {(*METHODS, 'none')}, got {self.search!r}")
+        low, high = self.threshold_range
+        if not 0 < low < high <= 1:  # also refuses NaN
+            raise ValueError(f"threshold_range needs 0 < low < high <= 1, got {self.threshold_range}")
 
     def fit(self, model: nn.Module, calibration_ids: torch.Tensor | None = None, progress=None) -> LinearQuantizer:
         """Calibrate on ``calibration_ids`` ([sequences, tokens]); needed only when a BiE threshold is searched.
@@ -103,7 +110,7 @@ class LinearQuantizer(FittedAttributes, Estimator):
 
     @contextmanager
     def attach(self, model: nn.Module):
-        """Within the ``with`` block, ``model``'s linear layers are :class:`QuantLinear`; restored afterwards."""
+        """Within the ``with`` block, ``model``'s linear layers are ``QuantLinear``; restored afterwards."""
         check_fitted(self, "layers_")
         layers = linear_layers(model, self.exclude)
         missing = [n for n in self.layers_ if n not in layers]

@@ -27,7 +27,7 @@ def layer_output_mse(x: torch.Tensor, weight: torch.Tensor, act_format=None, wei
 
 
 def minimize_threshold(objective: Callable[[float], float], method: str = "bayes", n_trials: int = 12,
-                       low: float = 1 / 64, high: float = 1.0, random_state=0,
+                       low: float = 1 / 64, high: float = 1.0, random_state=None,
                        start: float | None = 0.5) -> tuple[float, float, int]:
     """Minimise ``objective(threshold)`` over ``[low, high]`` (log scale).
 
@@ -61,7 +61,7 @@ def minimize_threshold(objective: Callable[[float], float], method: str = "bayes
 
 
 def search_layer(x: torch.Tensor, weight: torch.Tensor, act_format=None, weight_format=None, method: str = "bayes",
-                 n_trials: int = 12, low: float = 1 / 64, high: float = 1.0, random_state=0,
+                 n_trials: int = 12, low: float = 1 / 64, high: float = 1.0, random_state=None,
                  max_rows: int = 256) -> dict[str, float]:
     """Thresholds for one layer: first the weight's (inputs in float32), then the input's given the quantized weight.
 

@@ -57,7 +57,7 @@ def flushed_share(x: torch.Tensor, q: torch.Tensor) -> float:
     return float(((q == 0) & nonzero).double().sum() / max(int(nonzero.sum()), 1))
 
 
-def exponent_bimodality(x: torch.Tensor, random_state=0, max_samples: int = 20000) -> float:
+def exponent_bimodality(x: torch.Tensor, random_state=None, max_samples: int = 20000) -> float:
     """BIC gain per sample of a 2- over a 1-component Gaussian mixture on ``log2|x|`` (> 0: two exponent modes).
 
     The paper's "atypical data" argument says LLM tensors are bimodal, which a single shared exponent fits badly.
@@ -98,7 +98,7 @@ def perplexity(model, input_ids: torch.Tensor, batch_size: int = 4) -> float:
 
 
 def perplexity_ratio_ci(nll: np.ndarray, competitors: list[np.ndarray], n_boot: int = 2000, level: float = 0.95,
-                        random_state=0) -> tuple[float, float, float]:
+                        random_state=None) -> tuple[float, float, float]:
     """Perplexity of ``nll`` over the best (lowest) of ``competitors``, all per-window mean NLLs on the same windows,
     with a paired percentile bootstrap interval: windows are resampled with replacement, the best competitor is
     taken again in every resample. Returns ``(ratio, low, high)``; < 1 means lower perplexity than the best."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from icml24._estimator import Estimator
-from icml24._random import check_random_state
+from icml24._random import RandomState, check_random_state
 from icml24._validation import FittedAttributes, check_positive, check_positive_int
 
 from .identification import Bridges
@@ -39,19 +39,23 @@ def stage_two(M: np.ndarray, P: np.ndarray, lam2: float) -> tuple[np.ndarray, np
 class TwoStageBridgeEstimator(FittedAttributes, Estimator):
     """Estimate b_R and b_D at every step from confounded logs.
 
-    Parameters
-    ----------
-    obs_features : ``DeltaFeatures`` or ``RBFFeatures`` on the observation (the kernel of the bridges' o~ input).
-    instrument : ``HistoryInstrument``: features of X_t = (A_t, H_{t-1}, O_0).
-    n_actions, n_cells : number of actions, and of policy cells of an observation.
-    cell_edges : bin edges of a continuous observation (``None``: the observation is its own cell).
-    lambda1 : stage-I ridge; default 1 / N1.  lambda2 : stage-II ridge; default lambda2_scale / sqrt(N2).
-    split : fraction of episodes for stage I.  random_state : seed of the split (None, an int or a numpy Generator).
+    Args:
+        obs_features (DeltaFeatures | RBFFeatures): features of the observation (the kernel of the bridges' o~
+            input).
+        instrument (HistoryInstrument): features of X_t = (A_t, H_{t-1}, O_0).
+        n_actions (int): number of actions.
+        n_cells (int): number of policy cells of an observation.
+        cell_edges (array | None): bin edges of a continuous observation (``None``: the observation is its own cell).
+        lambda1 (float | None): stage-I ridge; default 1 / N1.
+        lambda2 (float | None): stage-II ridge; default ``lambda2_scale / sqrt(N2)``.
+        lambda2_scale (float): the scale of the default stage-II ridge (default 0.03).
+        split (float): fraction of episodes for stage I, in (0, 1).
+        random_state (None | int | Generator): seed of the split.
     """
 
     def __init__(self, obs_features, instrument, n_actions: int, n_cells: int, cell_edges=None,
                  lambda1: float | None = None, lambda2: float | None = None, lambda2_scale: float = 0.03,
-                 split: float = 0.7, random_state: int = 0):
+                 split: float = 0.7, random_state: RandomState = None):
         self.obs_features, self.instrument = obs_features, instrument
         self.n_actions, self.n_cells, self.cell_edges = n_actions, n_cells, cell_edges
         self.lambda1, self.lambda2, self.lambda2_scale = lambda1, lambda2, lambda2_scale

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._random import RandomState, check_random_state
 from icml24._validation import check_finite
 
 
 class DeltaFeatures:
     """phi(o) = e_o on {0, ..., n - 1}: the delta kernel k(o, o') = 1{o = o'}."""
+
+    KIND = "component"  # icml24._contract
 
     def __init__(self, n: int):
         if n < 1:
@@ -36,6 +39,8 @@ class DeltaFeatures:
 
 class RBFFeatures:
     """Gaussian kernel exp(-(o - o')^2 / (2 l^2)) on the span of ``centers`` (whitened Nystrom features)."""
+
+    KIND = "component"  # icml24._contract
 
     def __init__(self, centers: np.ndarray, lengthscale: float, jitter: float = 1e-8):
         self.centers = np.asarray(check_finite("centers", centers), dtype=float).ravel()
@@ -71,11 +76,13 @@ class HistoryInstrument:
     keeps every moment equation true (tower rule) and keeps the dimension fixed in t.
     """
 
+    KIND = "component"  # icml24._contract
+
     def __init__(self, n_actions: int, n_obs: int | None = None, n_o0: int | None = None, n_fourier: int = 64,
-                 bandwidth: float = 1.0, random_state: int = 0):
+                 bandwidth: float = 1.0, random_state: RandomState = None):
         self.n_actions, self.n_obs, self.n_o0 = int(n_actions), n_obs, n_o0
         self.n_fourier, self.bandwidth, self.random_state = int(n_fourier), float(bandwidth), random_state
-        rng = np.random.default_rng(random_state)
+        rng = check_random_state(random_state)  # Fourier features (continuous data only)
         self.frequencies_ = rng.standard_normal((2, self.n_fourier)) / self.bandwidth
         self.phases_ = rng.uniform(0, 2 * np.pi, self.n_fourier)
 

@@ -15,6 +15,8 @@ def tabular_toy(horizon: int = 3, confounding: float = 1.0) -> ConfoundedPOMDP:
     ``confounding`` in [0, 1] moves the behaviour policy from uniform (0: no confounding) to the latent-aware
     pi_b = [[.75, .25], [.25, .75]] (1).
     """
+    if not 0 <= confounding <= 1:  # NaN fails too
+        raise ValueError(f"confounding must lie in [0, 1] (0: uniform behaviour, 1: latent-aware), got {confounding}")
     aware = np.array([[0.75, 0.25], [0.25, 0.75]])
     behaviour = confounding * aware + (1 - confounding) * 0.5
     return ConfoundedPOMDP(

@@ -15,7 +15,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from icml24._random import check_random_state
-from icml24._validation import check_finite
+from icml24._validation import check_finite, check_positive_int
 
 
 def _stochastic(name: str, matrix: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -241,6 +241,7 @@ class ConfoundedPOMDP:
     def sample(self, n: int, random_state=None, policy: np.ndarray | None = None) -> Trajectories:
         """n episodes under the behaviour policy (``policy=None``) or an observation policy (on-policy roll-outs);
         ``random_state``: None, an int or a numpy Generator."""
+        n = check_positive_int("n", n)  # the number of episodes
         rng = check_random_state(random_state)
         T, S = self.horizon, self.n_states
         pol = None if policy is None else self.check_policy(policy)
@@ -265,6 +266,8 @@ class ConfoundedPOMDP:
 
 def deterministic_policies(n_cells: int, n_actions: int, horizon: int) -> np.ndarray:
     """All stationary deterministic memoryless policies: (n_actions**n_cells, T, n_cells, n_actions)."""
+    n_cells, n_actions = check_positive_int("n_cells", n_cells), check_positive_int("n_actions", n_actions)
+    horizon = check_positive_int("horizon", horizon)
     choice = np.array(np.meshgrid(*[np.arange(n_actions)] * n_cells, indexing="ij")).reshape(n_cells, -1).T
     onehot = np.eye(n_actions)[choice]  # (K, C, A)
     return np.repeat(onehot[:, None], horizon, axis=1)

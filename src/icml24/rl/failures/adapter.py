@@ -1,11 +1,11 @@
 """A user's own model as the model under test: a torch module, or any classifier with ``predict_proba``.
 
 The environment, the ground truth and the reward all call ``model(images [n, H, W]) -> scores [n, classes]`` and
-take a softmax (the paper's top-1 probability ``p``). :func:`as_classifier` makes any supported object look so:
+take a softmax (the paper's top-1 probability ``p``). ``as_classifier`` makes any supported object look so:
 
 * a ``torch.nn.Module`` is used as it is (its outputs are logits);
 * an object with ``predict_proba(X [n, features]) -> [n, classes]`` (scikit-learn and its look-alikes) is wrapped
-  in :class:`ProbaClassifier`, which flattens each image to one feature row (row-major, as ``digits`` stores them)
+  in ``ProbaClassifier``, which flattens each image to one feature row (row-major, as ``digits`` stores them)
   and returns ``log p``; the softmax of ``log p`` is ``p`` again. Where the estimator has integer ``classes_``,
   column ``j`` of ``predict_proba`` is placed at class index ``classes_[j]`` (a model fitted on a subset of
   classes gives probability 0 to the others).

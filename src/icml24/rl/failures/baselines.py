@@ -3,7 +3,7 @@
 The official repository's baselines (``Baselines/Classification``) draw random actions and adapt which *images*
 they test (epsilon-greedy re-weights classes that failed, threshold keeps a class until 5 correct predictions).
 Here every baseline adapts the *action*, over the same environment and images as the DQN: the fair comparison
-for "which combinations of concepts make the model fail". Each ``explore(env, budget, seed)`` makes exactly
+for "which combinations of concepts make the model fail". Each ``explore(env, budget, random_state)`` makes exactly
 ``budget`` macroscopic queries.
 """
 
@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml24._estimator import Explorer
 from icml24._random import RandomState, check_random_state, seed_int
-from icml24._validation import check_positive
+from icml24._validation import FittedAttributes, check_positive, check_positive_int
 
 from .environment import FailureEnv
 from .result import ExplorationResult
@@ -25,11 +26,17 @@ def _check(env: FailureEnv, budget: int) -> None:
         raise ValueError(f"budget must be >= 1 query, got {budget}")
 
 
-class _Baseline:
+class _Baseline(FittedAttributes, Explorer):
     """Shared loop: ``choose(random_state)`` an action, query one random image, ``observe`` the outcome.
 
     ``choose`` draws from ``random_state`` (None, an int or a numpy Generator); ``explore`` hands it one Generator,
-    used as is, so the choices continue one stream."""
+    used as is, so the choices continue one stream. ``__init__`` stores the parameters as given (scikit-learn's
+    contract); ``explore`` checks them first (``_check_params``)."""
+
+    _fit_call = "explore(env, budget)"
+
+    def _check_params(self) -> None:
+        """Check the parameters ``__init__`` stored; called by ``explore``."""
 
     def _start(self, env: FailureEnv) -> None:
         self.counts_ = np.zeros(env.grid.num_actions)
@@ -42,8 +49,9 @@ class _Baseline:
         self.counts_[action] += 1
         self.fails_[action] += failure
 
-    def explore(self, env: FailureEnv, budget: int, random_state=0) -> ExplorationResult:
+    def explore(self, env: FailureEnv, budget: int, random_state=None) -> ExplorationResult:
         """``budget`` queries; ``random_state`` (None, an int or a numpy Generator) seeds the choices and the env."""
+        self._check_params()
         _check(env, budget)
         seed = seed_int(random_state)  # an int: itself (gymnasium's reset takes an int)
         rng = np.random.default_rng(seed)
@@ -70,9 +78,11 @@ class EpsilonGreedy(_Baseline):
     random; the official epsilon is 0.1)."""
 
     def __init__(self, epsilon: float = 0.1):
-        if not 0 <= epsilon <= 1:
-            raise ValueError(f"epsilon must lie in [0, 1], got {epsilon}")
         self.epsilon = epsilon
+
+    def _check_params(self) -> None:
+        if not 0 <= self.epsilon <= 1:
+            raise ValueError(f"epsilon must lie in [0, 1], got {self.epsilon}")
 
     def choose(self, random_state=None):
         rng = check_random_state(random_state)
@@ -88,9 +98,10 @@ class Threshold(_Baseline):
     jump to a random action."""
 
     def __init__(self, patience: int = 5):
-        if patience < 1:
-            raise ValueError(f"patience must be >= 1, got {patience}")
         self.patience = patience
+
+    def _check_params(self) -> None:
+        check_positive_int("patience", self.patience)
 
     def _start(self, env):
         super()._start(env)
@@ -113,11 +124,13 @@ class BayesianOptimization(_Baseline):
 
     def __init__(self, length_scale: float = 0.3, beta: float = 2.0, noise: float = 0.25, initial: int = 10,
                  refit_every: int = 10):
-        check_positive("length_scale", length_scale)
-        check_positive("noise", noise)
-        check_positive("beta", beta, allow_zero=True)
         self.length_scale, self.beta, self.noise = length_scale, beta, noise
-        self.initial, self.refit_every = int(initial), max(1, int(refit_every))
+        self.initial, self.refit_every = initial, refit_every
+
+    def _check_params(self) -> None:
+        check_positive("length_scale", self.length_scale)
+        check_positive("noise", self.noise)
+        check_positive("beta", self.beta, allow_zero=True)
 
     def _start(self, env):
         super()._start(env)
@@ -144,9 +157,9 @@ class BayesianOptimization(_Baseline):
     def choose(self, random_state=None):
         rng = check_random_state(random_state)
         self._queries += 1
-        if self._queries <= self.initial:
+        if self._queries <= int(self.initial):
             return int(rng.integers(len(self.counts_)))
-        if self._next is None or (self._queries - self.initial - 1) % self.refit_every == 0:
+        if self._next is None or (self._queries - int(self.initial) - 1) % max(1, int(self.refit_every)) == 0:
             mean, std = self.posterior()
             ucb = mean + self.beta * std
             self._next = int(rng.choice(np.flatnonzero(ucb >= ucb.max() - 1e-12)))

@@ -1,30 +1,37 @@
 """The official baselines as they run (``Baselines/Classification``): a uniformly random action per query, and an
 adaptive choice of which *class* the image is drawn from.
 
-* :class:`ClassEpsilonGreedy` (``e greddy.py``): class weights start at 1; a class is drawn in proportion to its
+* ``ClassEpsilonGreedy`` (``e greddy.py``): class weights start at 1; a class is drawn in proportion to its
   weight, then a random image of it; a failure adds ``epsilon`` (0.1) to the class's weight, a correct prediction
   subtracts it (floored at 0.01).
-* :class:`ClassThreshold` (``threshold.py``): keep drawing images of one random class until it has given
+* ``ClassThreshold`` (``threshold.py``): keep drawing images of one random class until it has given
   ``patience`` (5) correct predictions in all, then switch to another random class.
 
-Both make exactly ``budget`` macroscopic queries of a :class:`FailureEnv`, as the action-adaptive baselines do.
+Both make exactly ``budget`` macroscopic queries of a ``FailureEnv``, as the action-adaptive baselines do.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from icml24._estimator import Explorer
 from icml24._random import RandomState, check_random_state
-from icml24._validation import check_positive
+from icml24._validation import FittedAttributes, check_positive, check_positive_int
 
 from .baselines import _check
 from .environment import FailureEnv
 from .result import ExplorationResult
 
 
-class _ClassAdaptive:
+class _ClassAdaptive(FittedAttributes, Explorer):
     """Shared loop: ``pick_class(random_state)``, a random image of it, a uniformly random action, ``observe`` the
-    outcome (``explore`` hands ``pick_class`` one numpy Generator, used as is)."""
+    outcome (``explore`` hands ``pick_class`` one numpy Generator, used as is). ``__init__`` stores the parameters
+    as given (scikit-learn's contract); ``explore`` checks them first (``_check_params``)."""
+
+    _fit_call = "explore(env, budget)"
+
+    def _check_params(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def pick_class(self, random_state: RandomState = None) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -32,8 +39,9 @@ class _ClassAdaptive:
     def observe(self, label: int, failure: bool) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def explore(self, env: FailureEnv, budget: int, random_state=0) -> ExplorationResult:
+    def explore(self, env: FailureEnv, budget: int, random_state=None) -> ExplorationResult:
         """``budget`` queries; ``random_state`` (None, an int or a numpy Generator) seeds them."""
+        self._check_params()
         _check(env, budget)
         rng = check_random_state(random_state)
         members = [np.flatnonzero(env.labels == c) for c in range(env.num_classes)]
@@ -51,9 +59,11 @@ class ClassEpsilonGreedy(_ClassAdaptive):
     """The official epsilon-greedy: classes re-weighted by +-``epsilon`` per failure / success, actions random."""
 
     def __init__(self, epsilon: float = 0.1, floor: float = 0.01):
-        check_positive("epsilon", epsilon)
-        check_positive("floor", floor)
         self.epsilon, self.floor = epsilon, floor
+
+    def _check_params(self) -> None:
+        check_positive("epsilon", self.epsilon)
+        check_positive("floor", self.floor)
 
     def _start(self, members):
         self.present_ = np.array([len(m) > 0 for m in members])
@@ -72,18 +82,19 @@ class ClassThreshold(_ClassAdaptive):
     """The official threshold: one class until ``patience`` correct predictions, then another random class."""
 
     def __init__(self, patience: int = 5):
-        if patience < 1:
-            raise ValueError(f"patience must be >= 1, got {patience}")
-        self.patience = int(patience)
+        self.patience = patience
 
-    def _start(self, members):
-        self._classes = np.flatnonzero([len(m) > 0 for m in members])
-        self._current, self._correct = None, 0
+    def _check_params(self) -> None:
+        check_positive_int("patience", self.patience)
+
+    def _start(self, members):  # learned state: the classes present, the current one and its correct count
+        self.classes_ = np.flatnonzero([len(m) > 0 for m in members])
+        self.current_, self.correct_ = None, 0
 
     def pick_class(self, random_state=None):
-        if self._current is None or self._correct >= self.patience:
-            self._current, self._correct = int(check_random_state(random_state).choice(self._classes)), 0
-        return self._current
+        if self.current_ is None or self.correct_ >= self.patience:
+            self.current_, self.correct_ = int(check_random_state(random_state).choice(self.classes_)), 0
+        return self.current_
 
     def observe(self, label, failure):
-        self._correct += not failure
+        self.correct_ += not failure

@@ -1,7 +1,7 @@
 """Actionable concepts: input perturbations with discrete levels, applied to a batch of images in one pass.
 
 Sagar, Taparia & Senanayake (ICML 2024) explore a model under test over combinations of "actionable concepts"
-(rotation, darkening, saturation on ImageNet; Sec. 3). A :class:`ConceptGrid` is the product of the concepts' levels:
+(rotation, darkening, saturation on ImageNet; Sec. 3). A ``ConceptGrid`` is the product of the concepts' levels:
 action ``a`` is one combination (the macroscopic action space, ``5 x 5 x 5 = 125`` in the paper). ``perturb`` takes
 per-sample concept values, so one call transforms every (image, action) pair of a batch: the exhaustive ground truth
 and the environment share this one code path.
@@ -26,7 +26,7 @@ KINDS: tuple[str, ...] = ("rotation", "shift", "darken", "blur")
 
 @dataclass(frozen=True)
 class Concept:
-    """One actionable concept: ``kind`` in :data:`KINDS`, its discrete ``levels`` (degrees for rotation, pixels for
+    """One actionable concept: ``kind`` in ``KINDS``, its discrete ``levels`` (degrees for rotation, pixels for
     shift, the darkening factor f of brightness ``1 - f``, the Gaussian sigma in pixels for blur) and the
     ``micro_step`` the microscopic mode adds per step.
 
@@ -194,7 +194,7 @@ DIGIT_LEVELS: dict[str, dict[str, tuple[float, ...]]] = {
 
 
 def digit_concepts(levels: str = "mild") -> ConceptGrid:
-    """The 125-action grid for 8x8 digits: rotation x darkening x blur, five levels each (:data:`DIGIT_LEVELS`).
+    """The 125-action grid for 8x8 digits: rotation x darkening x blur, five levels each (``DIGIT_LEVELS``).
 
     Blur replaces the paper's saturation (grey images have none); rotation is in the paper's +-10 degree range
     ("mild") or twice the paper's ("wide").

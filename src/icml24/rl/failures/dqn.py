@@ -44,11 +44,11 @@ OFFICIAL_SB3_2_2_1: dict = {"learning_rate": 1e-4, "learning_starts": 50_000, "t
 
 
 class DQNExplorer(FittedAttributes, Estimator):
-    """Train an SB3 DQN on a :class:`FailureEnv` (``fit``), then ``rollout`` episodes with the trained agent.
+    """Train an SB3 DQN on a ``FailureEnv`` (``fit``), then ``rollout`` episodes with the trained agent.
 
     Defaults are the paper's (epsilon 1.0 -> 0.6 over the first 10% of steps, buffer 10k) except, by our choice,
     ``learning_rate`` 1e-3, ``train_freq`` 1 and ``learning_starts`` 100, so that a budget of a few thousand queries
-    (not 50k) trains the Q-network at all. :meth:`official` is the official configuration as it ran.
+    (not 50k) trains the Q-network at all. ``official`` is the official configuration as it ran.
     ``random_state`` (None, an int or a numpy Generator) seeds training; stable-baselines3 takes an int seed, which
     is the int itself when ``random_state`` is one. Rollouts draw from an independent child stream unless given
     their own ``random_state``.
@@ -58,7 +58,7 @@ class DQNExplorer(FittedAttributes, Estimator):
                  exploration_final_eps: float = 0.6, exploration_fraction: float = 0.1, buffer_size: int = 10_000,
                  learning_rate: float = 1e-3, learning_starts: int = 100, train_freq: int = 1, batch_size: int = 32,
                  net_arch: tuple[int, ...] = (64, 64), gamma: float = 0.99, target_update_interval: int = 10_000,
-                 random_state=0):
+                 random_state=None):
         self.total_timesteps = total_timesteps
         self.exploration_initial_eps, self.exploration_final_eps = exploration_initial_eps, exploration_final_eps
         self.exploration_fraction, self.buffer_size = exploration_fraction, buffer_size
@@ -85,8 +85,8 @@ class DQNExplorer(FittedAttributes, Estimator):
             check_positive_int("net_arch widths", width)
 
     @classmethod
-    def official(cls, total_timesteps: int = 50_000, random_state=0) -> DQNExplorer:
-        """The official configuration as it really runs (:data:`OFFICIAL_SB3_2_2_1`): no gradient update before
+    def official(cls, total_timesteps: int = 50_000, random_state=None) -> DQNExplorer:
+        """The official configuration as it really runs (``OFFICIAL_SB3_2_2_1``): no gradient update before
         50,000 steps, so at the official 50k steps (and any smaller budget) the agent never learns."""
         return cls(total_timesteps=total_timesteps, random_state=random_state, **OFFICIAL_SB3_2_2_1)
 

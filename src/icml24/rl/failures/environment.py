@@ -33,7 +33,7 @@ class FailureEnv(gym.Env):
     """Explore ``model`` on ``images [n, H, W]`` (values in ``[0, 1]``) with ``labels [n]`` over ``grid``.
 
     ``model`` is a torch module returning class scores, or any fitted classifier with ``predict_proba`` (it sees
-    each image flattened to one row; see :func:`as_classifier`)."""
+    each image flattened to one row; see ``as_classifier``)."""
 
     metadata = {"render_modes": []}
 

@@ -33,7 +33,7 @@ class FailureLandscape(FittedAttributes, Estimator):
         self.failure_rates_ = self.failure_counts_ / np.maximum(self.counts_, 1)
         self.uncertain_ = self.counts_ <= self.counts_.mean() - 2 * self.counts_.std()
         if result.q_softmax is not None:
-            q = np.asarray(result.q_softmax, dtype=float)
+            q = check_finite("q_softmax", np.asarray(result.q_softmax, dtype=float))
             if q.ndim != 2 or q.shape[1] != n:
                 raise ValueError(f"q_softmax must be [episodes, {n}], got {q.shape}")
             self.q_mean_ = q.mean(axis=0)
@@ -119,7 +119,12 @@ def landscape_distance(a: np.ndarray, b: np.ndarray, grid: ConceptGrid) -> float
 
 def value_distance(a: np.ndarray, b: np.ndarray) -> float:
     """The official ``Utils/plots.py`` shift: 1-D Wasserstein distance between two sets of values (the mean softmax
-    Q of every action before and after)."""
+    Q of every action before and after); ``a`` and ``b`` must be non-empty and finite."""
     from scipy.stats import wasserstein_distance
 
-    return float(wasserstein_distance(np.ravel(a), np.ravel(b)))
+    a, b = np.ravel(np.asarray(a, dtype=float)), np.ravel(np.asarray(b, dtype=float))
+    for name, values in (("a", a), ("b", b)):
+        if values.size == 0:
+            raise ValueError(f"{name} is empty; value_distance needs at least one value on each side")
+        check_finite(name, values)
+    return float(wasserstein_distance(a, b))

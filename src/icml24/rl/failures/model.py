@@ -73,7 +73,7 @@ class DigitClassifier(nn.Module):
 def train_classifier(images: np.ndarray, labels: np.ndarray, hidden: int = 64, epochs: int = 30,
                      lr: float = 1e-2, batch_size: int = 128, weight_decay: float = 1e-4,
                      random_state: RandomState = None) -> DigitClassifier:
-    """Train a :class:`DigitClassifier` with Adam on clean ``images [n, H, W]`` (the pre-trained NUT);
+    """Train a ``DigitClassifier`` with Adam on clean ``images [n, H, W]`` (the pre-trained NUT);
     ``random_state`` (None, an int, a numpy or a torch Generator) draws the initialization, then the batch orders."""
     x, labels = check_pool(images, labels)
     y = torch.from_numpy(labels)

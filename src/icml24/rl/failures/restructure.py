@@ -1,8 +1,8 @@
 """Restructuring the landscape with limited human feedback (Sec. "fading" failures).
 
-1. A feedback function picks failure modes from an explored landscape: :class:`OracleFeedback` (a simulated human
-   who knows the exhaustive failure rates; deterministic) or :class:`PromptFeedback` (a person at a terminal).
-2. :class:`LastLayerFinetuner` replaces the model's final layer and trains only it (features frozen), applying the
+1. A feedback function picks failure modes from an explored landscape: ``OracleFeedback`` (a simulated human
+   who knows the exhaustive failure rates; deterministic) or ``PromptFeedback`` (a person at a terminal).
+2. ``LastLayerFinetuner`` replaces the model's final layer and trains only it (features frozen), applying the
    chosen perturbation to each training image with probability 0.5; SGD, lr 1e-3, momentum 0.9 (the official
    ``finetune NUT.py``).
 3. The caller re-explores and compares the landscapes (``landscape_distance``).
@@ -29,6 +29,8 @@ from .landscape import FailureLandscape
 class OracleFeedback:
     """Of the landscape's top ``candidates`` actions, pick the ``modes`` with the highest true failure rate (ties:
     lower action index). The same landscape and rates always give the same choice."""
+
+    KIND = "component"  # icml24._contract
 
     def __init__(self, true_rates: np.ndarray, candidates: int = 10, modes: int = 1):
         self.true_rates = np.asarray(check_finite("true_rates", np.asarray(true_rates, dtype=float)))
@@ -72,7 +74,7 @@ class LastLayerFinetuner(FittedAttributes, Estimator):
     chosen perturbations with probability ``probability``; ``model_`` is the restructured copy."""
 
     def __init__(self, probability: float = 0.5, lr: float = 1e-3, momentum: float = 0.9, epochs: int = 20,
-                 batch_size: int = 32, reinitialize: bool = True, random_state=0):
+                 batch_size: int = 32, reinitialize: bool = True, random_state=None):
         self.probability, self.lr, self.momentum = probability, lr, momentum
         self.epochs, self.batch_size, self.reinitialize = epochs, batch_size, reinitialize
         self.random_state = random_state
