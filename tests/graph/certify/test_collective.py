@@ -203,3 +203,9 @@ def test_certificate_hops():
 def test_flip_weights_refuse_non_probabilities(p_lower, p_upper, name):
     with pytest.raises(ValueError, match=rf"{name} holds probabilities and must lie in \[0, 1\]"):
         flip_weights(p_lower, p_upper)
+
+
+def test_flip_weights_take_a_rounding_overshoot_as_the_bound_it_rounds():
+    """Bounds computed in floating point reach 1 + 2.2e-16 (the brute-force tests' smoothing): clipped, not refused."""
+    np.testing.assert_array_equal(flip_weights([1.0 + 2.2e-16, 0.8], [1e-17 * -1, 0.0]),
+                                  flip_weights([1.0, 0.8], [0.0, 0.0]))

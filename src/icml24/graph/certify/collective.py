@@ -72,14 +72,18 @@ class LPSolution:
     num_constraints: int
 
 
+_ROUNDING = 1e-9  # bounds computed in floating point overshoot [0, 1] by a few ulps (1 + 2.2e-16 seen): clipped
+
+
 def _probabilities(name: str, values) -> np.ndarray:
-    """``values`` as a float array of probabilities, or a ValueError naming ``name`` (NaN/inf, or outside [0, 1])."""
+    """``values`` as a float array of probabilities, or a ValueError naming ``name`` (NaN/inf, or outside [0, 1]
+    by more than rounding; a rounding overshoot is clipped)."""
     values = np.asarray(values, dtype=float)
-    outside = ~((values >= 0) & (values <= 1))  # NaN compares false: outside too
+    outside = ~((values >= -_ROUNDING) & (values <= 1 + _ROUNDING))  # NaN compares false: outside too
     if outside.any():
         first = float(values[outside].flat[0])
         raise ValueError(f"{name} holds probabilities and must lie in [0, 1] (finite), got {first}")
-    return values
+    return np.clip(values, 0.0, 1.0)
 
 
 def flip_weights(p_lower, p_upper) -> np.ndarray:
