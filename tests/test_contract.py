@@ -511,7 +511,8 @@ def _recipes() -> dict[str, Recipe]:
                       lambda m, rs, progress: m(torch.arange(8)[None] % 32)),
         "MLPGenerator": Recipe(lambda: {"latent_dim": 4, "shape": (6,), "hidden": 8},
                                lambda m, rs, progress: m(torch.linspace(-1, 1, 8).reshape(2, 4))),
-        "SolverLayer": Recipe(lambda: {"solver": _path_solver(), "gradient": "perturbed", "samples": 2},
+        # 8 perturbations: with 2, 6% of unseeded pairs gave the same gradient (fresh_random_state flaked)
+        "SolverLayer": Recipe(lambda: {"solver": _path_solver(), "gradient": "perturbed", "samples": 8},
                               lambda m, rs, progress: _perturbed_gradient(m)),
         "BatchedMaskedMLP": Recipe(lambda: {"widths": (2, 3, 1), "num_networks": 2},
                                    lambda m, rs, progress: m(_spiral()[0][:5])),
@@ -550,8 +551,9 @@ def _recipes() -> dict[str, Recipe]:
         "ShortestPathSolver": Recipe(lambda: {"height": 3, "width": 3},
                                      lambda s, rs, progress: s.solve(np.linspace(1, 2, 9)),
                                      nonfinite=(("costs", lambda s, bad: s.solve(np.full(9, bad))),)),
+        # 32 designs: 6 repaired designs collided in 1 of 40 unseeded pairs (fresh_random_state flaked on CI)
         "RepairedGenerator": Recipe(lambda: {"base": _plain_generator(0).fit(_levels()), "solver": zelda_milp(5, 6)},
-                                    lambda r, rs, progress: r.sample(6, random_state=rs)),
+                                    lambda r, rs, progress: r.sample(32, random_state=rs)),
         "EvolvingSubnetworkSchedule": Recipe(lambda: {"stages": [(0.5, 0.5, 0.5, 0.5), (1.0, 1.0, 1.0, 1.0)]},
                                              lambda s, rs, progress: [s.stage(step, 10) for step in range(10)]),
         "SubnetworkSampler": Recipe(lambda: {"config": _gpt_config(), "schedule": _half_schedule()},
