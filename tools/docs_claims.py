@@ -48,7 +48,7 @@ def record_markdown(paper) -> str:
     lines = [
         f"**Paper:** *{paper.title}*, {paper.authors} ({paper.venue}).  ",
         f"**Official code:** {code}.  ",
-        f"**Reproduction:** `src/icml24/papers/{paper.slug.replace('-', '_')}.py`, "
+        f"**Reproduction:** `src/icml24/papers/{paper.slug.replace('-', '_')}/`, "
         f"`icml24 show {paper.slug}`, `icml24 run {paper.slug}`.",
         "",
     ]

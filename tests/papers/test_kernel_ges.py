@@ -4,6 +4,7 @@ import pytest
 
 from icml24.core import labelled
 from icml24.papers import kernel_ges as paper
+from icml24.papers.kernel_ges import experiments
 
 
 def _seed(mi=0.8, cv=0.6, marginal=0.7, median=0.2, dense_gap=0.2, sparse_gap=0.05):
@@ -17,7 +18,7 @@ def _seed(mi=0.8, cv=0.6, marginal=0.7, median=0.2, dense_gap=0.2, sparse_gap=0.
 
 
 def test_summary_uses_the_best_baseline_by_mean_f1_and_gaps_per_density():
-    summary = paper._synthetic_summary([_seed(), _seed(marginal=0.3)])
+    summary = experiments._synthetic_summary([_seed(), _seed(marginal=0.3)])
     assert summary["best_baseline_f1"] == pytest.approx(0.6)  # cv (0.6) beats marginal (mean 0.5)
     assert summary["mi_f1_gap"] == pytest.approx(0.2)
     assert summary["mi_shd_gap"] == pytest.approx(0.1 - 0.2)
@@ -29,7 +30,7 @@ def test_summary_uses_the_best_baseline_by_mean_f1_and_gaps_per_density():
 
 
 def test_every_claim_holds_on_good_metrics_and_can_fail(claims_can_fail):
-    good = paper._synthetic_summary([_seed()])
+    good = experiments._synthetic_summary([_seed()])
     bad = [
         {"mi_f1_gap": 0.02, "mi_shd_gap": 0.0},  # F1 within 0.05 of the best baseline
         {"dense_minus_sparse_gap": -0.1},  # the gap shrinks on dense graphs
@@ -47,30 +48,30 @@ def test_every_claim_holds_on_good_metrics_and_can_fail(claims_can_fail):
 def test_every_experiment_has_a_claim_or_a_regime_and_the_regime_is_reported():
     shown = {claim.experiment.name for claim in paper.CLAIMS} | {r.experiment.name for r in paper.REGIMES}
     assert shown == set(paper.PAPER.experiments)
-    quick = paper.synthetic.config(setting="quick")
+    quick = experiments.synthetic.config(setting="quick")
     assert 0.3 in quick["densities"] and 0.7 in quick["densities"]
-    mixed = paper.mixed.config(setting="quick")
-    assert len(paper.mixed.default_seeds(setting="quick")) * len(mixed["densities"]) * mixed["graphs"] >= 4  # issue #36
+    mixed = experiments.mixed.config(setting="quick")
+    assert len(experiments.mixed.default_seeds(setting="quick")) * len(mixed["densities"]) * mixed["graphs"] >= 4  # issue #36
 
 
 def test_the_learned_slot_runs_the_null_on_the_same_data(tmp_path):
     from icml24.core import Context
 
     small = {"num_variables": 3, "num_samples": 30, "densities": [0.7], "methods": ["mi", "median"]}
-    empty = paper.synthetic(Context(seed=0, out_dir=tmp_path), **small, learned_score="empty")
+    empty = experiments.synthetic(Context(seed=0, out_dir=tmp_path), **small, learned_score="empty")
     assert empty["mi_shd"] == empty["empty_shd"] and empty["mi_f1"] == 0.0
-    median = paper.synthetic(Context(seed=0, out_dir=tmp_path), **small, learned_score="median")
+    median = experiments.synthetic(Context(seed=0, out_dir=tmp_path), **small, learned_score="median")
     assert median["mi_f1"] == median["median_f1"] and median["mi_shd"] == median["median_shd"]
     with pytest.raises(ValueError, match="learned_score must be one of"):
-        paper.synthetic(Context(seed=0, out_dir=tmp_path), **small, learned_score="bic")
+        experiments.synthetic(Context(seed=0, out_dir=tmp_path), **small, learned_score="bic")
     assert paper.REGIMES[0].metrics == ["empty_shd", "mi_shd", "best_baseline_shd"]
     with pytest.raises(ValueError, match="max_parents must be"):
-        paper.synthetic(Context(seed=0, out_dir=tmp_path), **small, max_parents="two")
+        experiments.synthetic(Context(seed=0, out_dir=tmp_path), **small, max_parents="two")
 
 
 def test_the_mixed_experiment_tells_the_scores_which_columns_are_discrete(tmp_path):
     from icml24.core import Context
 
-    m = paper.mixed(Context(seed=0, out_dir=tmp_path), num_variables=3, num_samples=30, densities=[0.7],
+    m = experiments.mixed(Context(seed=0, out_dir=tmp_path), num_variables=3, num_samples=30, densities=[0.7],
                     methods=["mi", "median"])
     assert 0.0 <= m["mi_f1"] <= 1.0 and "mi_minus_cl_marginal_f1" not in m

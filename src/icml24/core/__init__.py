@@ -2,7 +2,21 @@
 
 from icml24.core.context import Context, seed_everything
 from icml24.core.labels import labelled, select
-from icml24.core.registry import Claim, Experiment, Null, OutOfRegime, Paper, Regime, Verdict, discover, experiment
+from icml24.core.registry import (
+    Claim,
+    Experiment,
+    Family,
+    NoOracle,
+    Null,
+    Oracle,
+    OutOfRegime,
+    Paper,
+    Regime,
+    SingleInstance,
+    Verdict,
+    discover,
+    experiment,
+)
 
-__all__ = ["Claim", "Context", "Experiment", "Null", "OutOfRegime", "Paper", "Regime", "Verdict", "discover",
-           "experiment", "labelled", "seed_everything", "select"]
+__all__ = ["Claim", "Context", "Experiment", "Family", "NoOracle", "Null", "Oracle", "OutOfRegime", "Paper", "Regime",
+           "SingleInstance", "Verdict", "discover", "experiment", "labelled", "seed_everything", "select"]

@@ -36,8 +36,28 @@ def index_path(package: str = PACKAGE) -> Path:
 
 
 def source_hash(path: Path) -> str:
-    """What the index keeps of a paper module's source: a hash of its bytes."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    """What the index keeps of a paper's source: a hash of its module's bytes (of a paper package: every module's,
+    ``claims.py`` included, with their names)."""
+    sha = hashlib.sha256()
+    for file in _sources(path):
+        sha.update(file.name.encode() if path.is_dir() else b"")
+        sha.update(file.read_bytes())
+    return sha.hexdigest()[:16]
+
+
+def _sources(path: Path) -> list[Path]:
+    """A flat paper module, or every module of a paper package (its folder)."""
+    return sorted(path.glob("*.py")) if path.is_dir() else [path]
+
+
+def source_text(path: Path) -> str:
+    """The source of a paper module, or of every module of a paper package."""
+    return "\n".join(file.read_text() for file in _sources(path))
+
+
+def records_dir(path: Path) -> Path:
+    """Where a paper's recorded runs live: ``records/`` in a paper package, beside a flat module."""
+    return (path if path.is_dir() else path.parent) / "records"
 
 
 def describe(paper: Paper) -> dict[str, Any]:
@@ -55,7 +75,7 @@ def describe(paper: Paper) -> dict[str, Any]:
         "summary": paper.summary,
         "module": paper.module,
         "source": source_hash(path) if path else "",
-        "extras": module_extras(path.read_text()) if path else [],
+        "extras": module_extras(source_text(path)) if path else [],
         "deviations": list(paper.deviations),
         "locations": method_locations(paper),
         "experiments": [{
@@ -101,10 +121,14 @@ def stored(package: str = PACKAGE) -> dict[str, dict[str, Any]]:
 
 
 def _module_path(module: str) -> Path | None:
-    """The file of a paper module, without importing it (None for a module that is not a file of the package)."""
+    """The file of a flat paper module or the folder of a paper package, without importing it (None for a module
+    that is not one of the package's)."""
     package, _, name = module.rpartition(".")
     if package != PACKAGE:
         return None
+    folder = package_dir(package) / name
+    if (folder / "__init__.py").is_file():
+        return folder
     path = package_dir(package) / f"{name}.py"
     return path if path.is_file() else None
 
@@ -154,7 +178,7 @@ def entries(package: str = PACKAGE) -> dict[str, dict[str, Any]]:
 def judged(found: dict[str, dict[str, Any]], store: Store) -> list[str]:
     """The papers of ``found`` whose verdicts ``store`` can make other than ``not run``, to be imported and judged:
     those with runs at the current code version, those whose full-only claims have a recorded run in the repository
-    (``papers/records/``), and those already imported in this process."""
+    (``papers/<slug>/records/``), and those already imported in this process."""
     live = registry.registered()
     chosen = []
     for slug, info in found.items():
@@ -163,7 +187,7 @@ def judged(found: dict[str, dict[str, Any]], store: Store) -> list[str]:
             chosen.append(slug)
         elif store.records(paper=slug, code_version=module_code_version(path)):
             chosen.append(slug)
-        elif any(claim["setting"] == "full" and (path.parent / "records" / f"{slug}_{claim['experiment']}_full.json")
+        elif any(claim["setting"] == "full" and (records_dir(path) / f"{slug}_{claim['experiment']}_full.json")
                  .is_file() for claim in info["claims"]):
             chosen.append(slug)
     return chosen

@@ -18,6 +18,7 @@ from typing import Any
 
 from icml24._extras import import_failure
 from icml24._signals import sigint_deferred
+from icml24.core.controls import Family, NoOracle, Null, Oracle, SingleInstance, _Slot
 
 
 @dataclass
@@ -35,34 +36,6 @@ class Paper:
     claims: list[Claim] = field(default_factory=list, repr=False)
     regimes: list[Regime] = field(default_factory=list, repr=False)
     module: str = field(default="", repr=False)  # the paper module that declared it (set at registration)
-
-
-@dataclass
-class Null:
-    """What a claim says the method beats (or nothing: an untrained model, random search, the baseline), put in
-    the method's slot: ``overrides`` of the experiment's parameters that make the same experiment run it.
-
-    A claim is worth its verdict only if its experiment, run with its null, gives ``fails``
-    (``tests/papers/test_nulls.py`` checks every claim at smoke). ``cheap`` says the null run costs less than a
-    fifth of the experiment's quick run (measured once and stated): ``icml24 reproduce`` then runs it too, and
-    the report shows its verdict beside the claim's.
-    """
-
-    label: str
-    overrides: dict[str, Any]
-    cheap: bool = False
-
-    def __post_init__(self):
-        if not isinstance(self.label, str) or not self.label.strip():
-            raise ValueError("Null needs a label saying what replaces the method, e.g. 'an untrained generator'")
-        if not isinstance(self.overrides, dict) or not self.overrides:
-            raise ValueError(f"Null {self.label!r}: overrides must be a non-empty dict of experiment parameters "
-                             "that put the null in the method's slot, e.g. {'method': 'untrained'}")
-
-    @property
-    def key(self) -> str:
-        """A stable name of the overrides (claims whose nulls share it share the null's runs)."""
-        return ",".join(f"{k}={self.overrides[k]!r}" for k in sorted(self.overrides))
 
 
 SETTINGS = ("quick", "full", "smoke")
@@ -88,6 +61,8 @@ class Experiment:
     threads: int = 0
     summarize: Callable[[list[dict[str, float]]], dict[str, float]] | None = None
     null: Null | None = None  # the default null of the claims resting on this experiment
+    oracle: Oracle | NoOracle | None = None  # the default oracle of the claims resting on it
+    family: Family | SingleInstance | None = None  # the default instance family of the claims resting on it
     data: Callable[[dict[str, Any]], list[str]] | None = None  # the data a configuration needs that is missing
 
     @property
@@ -137,22 +112,62 @@ class Experiment:
             raise ValueError(f"{self.key} needs a value for {', '.join(sorted(missing))} (use --set key=value)")
         return config
 
-    def null_config(self, null: Null, full: bool = False, overrides: dict[str, Any] | None = None,
+    def null_config(self, null: _Slot, full: bool = False, overrides: dict[str, Any] | None = None,
                     setting: str | None = None) -> dict[str, Any]:
-        """The configuration of ``null``'s run: the setting's configuration (with ``overrides``), then the null's."""
+        """The configuration of a null's (or an oracle's) run: the setting's configuration (with ``overrides``), then
+        the stand-in's."""
         base = self.config(full=full, overrides=overrides, setting=setting)
         unknown = set(null.overrides) - set(self.parameters())
         if unknown:
-            raise ValueError(f"{self.key}: null {null.label!r} sets {', '.join(sorted(unknown))}, which the experiment "
-                             f"does not take; it takes: {', '.join(self.parameters()) or 'none'}")
+            raise ValueError(f"{self.key}: {type(null).__name__.lower()} {null.label!r} sets "
+                             f"{', '.join(sorted(unknown))}, which the experiment does not take; it takes: "
+                             f"{', '.join(self.parameters()) or 'none'}")
         return {**base, **null.overrides}
+
+    def member_config(self, family: Family, member: str, setting: str = "quick",
+                      overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The configuration of one family member's run at ``setting``: the setting's, then the member's overrides."""
+        members = family.at(setting)
+        if member not in members:
+            raise ValueError(f"{self.key}: family {family.label!r} has no member {member!r} at {setting}; it has: "
+                             f"{', '.join(members)}")
+        unknown = set(members[member]) - set(self.parameters())
+        if unknown:
+            raise ValueError(f"{self.key}: family member {member!r} sets {', '.join(sorted(unknown))}, which the "
+                             f"experiment does not take; it takes: {', '.join(self.parameters()) or 'none'}")
+        return self.config(setting=setting, overrides={**(overrides or {}), **members[member]})
 
     def nulls(self) -> list[Null]:
         """The distinct nulls of the claims resting on this experiment (one run each per seed)."""
-        found: dict[str, Null] = {}
+        return self._distinct(lambda claim: claim.resolved_null)
+
+    def oracles(self) -> list[Oracle]:
+        """The distinct oracles of the claims resting on this experiment (one run each per seed)."""
+        return self._distinct(lambda claim: claim.resolved_oracle)
+
+    def families(self) -> list[Family]:
+        """The distinct instance families of the claims resting on this experiment."""
+        found: dict[int, Family] = {}
         for claim in self.paper.claims:
-            if claim.experiment is self and claim.resolved_null is not None:
-                found.setdefault(claim.resolved_null.key, claim.resolved_null)
+            if claim.experiment is self and claim.resolved_family is not None:
+                found.setdefault(id(claim.resolved_family), claim.resolved_family)
+        return list(found.values())
+
+    def family_grid(self, setting: str = "quick", cheap_only: bool = False) -> list[dict[str, Any]]:
+        """The overrides of every member of every family of this experiment at ``setting`` (distinct, in order)."""
+        grid: dict[str, dict[str, Any]] = {}
+        for family in self.families():
+            if family.cheap or not cheap_only:
+                for overrides in family.at(setting).values():
+                    grid.setdefault(repr(sorted(overrides.items())), dict(overrides))
+        return list(grid.values())
+
+    def _distinct(self, pick) -> list:
+        found: dict[str, _Slot] = {}
+        for claim in self.paper.claims:
+            slot = pick(claim) if claim.experiment is self else None
+            if isinstance(slot, _Slot):
+                found.setdefault(slot.key, slot)
         return list(found.values())
 
     def missing_data(self, config: dict[str, Any]) -> list[str]:
@@ -184,13 +199,15 @@ def _split_seeds(where: str, setting: dict[str, Any] | None, default: int) -> tu
 def experiment(paper: Paper, quick: dict[str, Any] | None = None, full: dict[str, Any] | None = None,
                smoke: dict[str, Any] | None = None, threads: int = 0,
                summarize: Callable[[list[dict[str, float]]], dict[str, float]] | None = None,
-               null: Null | None = None, data: Callable[[dict[str, Any]], list[str]] | None = None):
+               null: Null | None = None, data: Callable[[dict[str, Any]], list[str]] | None = None,
+               oracle: Oracle | NoOracle | None = None, family: Family | SingleInstance | None = None):
     """Register ``fn`` as an experiment of ``paper``; ``fn(ctx, **params)`` computes one seed.
 
     ``quick`` must finish in about 3 minutes on 2 CPU cores; ``full`` is the paper-scale setting; ``smoke`` is
     a seconds-long setting the test suite runs for every experiment. Each may hold ``"seeds": n`` (quick: 1 by
     default; full: the quick number; smoke: 1). ``threads`` caps torch/BLAS threads per run (0: unchanged).
-    ``null`` is the ``Null`` its claims are run against unless a claim names its own.
+    ``null`` is the ``Null`` its claims are run against unless a claim names its own; ``oracle`` (an ``Oracle``, or
+    ``NoOracle(reason)``) and ``family`` (a ``Family``, or ``SingleInstance(reason)``) likewise.
     ``data(config) -> list[str]`` declares the files a configuration reads: it returns one line per missing one
     (where it was looked for and how to get it), so the command refuses a run before any work instead of storing
     an error row per seed; it only checks, never downloads.
@@ -207,17 +224,34 @@ def experiment(paper: Paper, quick: dict[str, Any] | None = None, full: dict[str
         smoke_config, smoke_seeds = _split_seeds(f"{where} smoke", smoke, 1) if smoke is not None else (None, 1)
         exp = Experiment(paper=paper, fn=fn, quick=quick_config, full=full_config, smoke=smoke_config,
                          seeds={"quick": quick_seeds, "full": full_seeds, "smoke": smoke_seeds}, threads=int(threads),
-                         summarize=summarize, null=null, data=data)
+                         summarize=summarize, null=null, data=data, oracle=oracle, family=family)
         if null is not None and not isinstance(null, Null):
             raise TypeError(f"{where}: null must be a Null(label, overrides), got {type(null).__name__}")
         if null is not None:
             exp.null_config(null, setting="quick")  # the null names real parameters
+        _check_controls(where, exp, oracle, family)
         if exp.name in paper.experiments:
             raise ValueError(f"{paper.slug} already has an experiment named {exp.name!r}")
         paper.experiments[exp.name] = exp
         return exp
 
     return register
+
+
+def _check_controls(where: str, exp: Experiment, oracle, family) -> None:
+    """An oracle and a family, when given, are of the right type and name real parameters of ``exp``."""
+    if oracle is not None and not isinstance(oracle, (Oracle, NoOracle)):
+        raise TypeError(f"{where}: oracle must be an Oracle(label, overrides) or NoOracle(reason), got "
+                        f"{type(oracle).__name__}")
+    if isinstance(oracle, Oracle):
+        exp.null_config(oracle, setting="quick")
+    if family is not None and not isinstance(family, (Family, SingleInstance)):
+        raise TypeError(f"{where}: family must be a Family(label, members, share) or SingleInstance(reason), got "
+                        f"{type(family).__name__}")
+    if isinstance(family, Family):
+        for setting in ("quick", "full"):
+            for member in family.at(setting):
+                exp.member_config(family, member, setting)
 
 
 class _RecordingMetrics(dict):
@@ -262,6 +296,10 @@ class Claim:
     claim only the paper-scale setting can test (the quick one is too short to reach the regime): on quick runs
     its verdict is ``not run``, with the command that runs it. ``null`` is what the claim says the method beats,
     in the method's slot (default: the experiment's null); the same experiment run with it must give ``fails``.
+    ``oracle`` is what a perfect method gives in that slot (``Oracle``; ``NoOracle(reason)`` where none exists): the
+    experiment run with it must give ``holds``. ``family`` is the family of instances the claim speaks of
+    (``Family``; ``SingleInstance(reason)`` where one instance is the paper's claim): the verdict reads the family
+    when its members are stored. Both default to the experiment's.
     """
 
     text: str
@@ -270,6 +308,8 @@ class Claim:
     paper: str = ""
     setting: str = ""
     null: Null | None = None
+    oracle: Oracle | NoOracle | None = None
+    family: Family | SingleInstance | None = None
 
     def __post_init__(self):
         if not isinstance(self.experiment, Experiment):
@@ -280,12 +320,23 @@ class Claim:
             if not isinstance(self.null, Null):
                 raise TypeError(f"Claim {self.text!r}: null must be a Null(label, overrides)")
             self.experiment.null_config(self.null, setting="quick")  # the null names real parameters
+        _check_controls(f"Claim {self.text!r}", self.experiment, self.oracle, self.family)
         self.experiment.paper.claims.append(self)
 
     @property
     def resolved_null(self) -> Null | None:
         """The claim's own null, else its experiment's."""
         return self.null if self.null is not None else self.experiment.null
+
+    @property
+    def resolved_oracle(self) -> Oracle | NoOracle | None:
+        """The claim's own oracle (or stated absence of one), else its experiment's."""
+        return self.oracle if self.oracle is not None else self.experiment.oracle
+
+    @property
+    def resolved_family(self) -> Family | SingleInstance | None:
+        """The claim's own instance family (or stated single instance), else its experiment's."""
+        return self.family if self.family is not None else self.experiment.family
 
     def evaluate(self, metrics: dict[str, float] | None) -> Verdict:
         """Compute the verdict. Missing, NaN or infinite metrics give ``error``, never a verdict."""
@@ -374,13 +425,14 @@ def registered() -> dict[str, Paper]:
 
 
 def paper_modules(package: str = "icml24.papers") -> dict[str, str]:
-    """Slug -> module name of every paper module, from file names alone (nothing is imported beyond the package).
+    """Slug -> module name of every paper (a package ``papers/<slug>/`` or a flat module), from file names alone
+    (nothing is imported beyond the package).
 
-    A paper's slug is its module name with ``-`` for ``_`` (``agent_smith.py`` declares ``agent-smith``; tested).
+    A paper's slug is its module name with ``-`` for ``_`` (``agent_smith/`` declares ``agent-smith``; tested).
     """
     pkg = importlib.import_module(package)
     return {info.name.rpartition(".")[2].replace("_", "-"): info.name
-            for info in pkgutil.iter_modules(pkg.__path__, package + ".") if not info.ispkg}
+            for info in pkgutil.iter_modules(pkg.__path__, package + ".")}
 
 
 def get_paper(slug: str) -> Paper:

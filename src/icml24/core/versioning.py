@@ -39,12 +39,25 @@ def module_code_version(path: str | Path) -> str:
     return f"{icml24.__version__}+{_source_digest(str(path))}"
 
 
+def paper_source_files(path: str | Path) -> list[Path]:
+    """The files whose code a paper's runs depend on: a flat module itself; for a paper package
+    (``papers/<slug>/``, given as its folder or any of its files) every module in it but ``claims.py``, which only
+    reads metrics (its claims, regimes, nulls, oracles and families change no stored run: a null's or a member's
+    overrides are part of its runs' configuration)."""
+    path = Path(path)
+    folder = path if path.is_dir() else path.parent
+    if folder.parent.name == "papers" and (folder / "__init__.py").is_file():
+        return sorted(f for f in folder.glob("*.py") if f.name != "claims.py")
+    return [path]
+
+
 @functools.cache
 def _source_digest(module_path: str) -> str:
     import icml24
 
     package_root = Path(icml24.__file__).parent
-    files = {Path(module_path)} | code_files(Path(module_path).read_text(), package_root)
+    own = paper_source_files(module_path)
+    files = set(own).union(*(code_files(f.read_text(), package_root) for f in own))
     sha = hashlib.sha256()
     for file in sorted(f for f in files if f.exists()):
         sha.update(str(file.relative_to(package_root) if file.is_relative_to(package_root) else file.name).encode())
