@@ -53,7 +53,8 @@ def _smoke(exp, overrides, tmp_path):
 @pytest.mark.parametrize("exp, oracle", ORACLE_RUNS, ids=[f"{e.key}[{o.label}]" for e, o in ORACLE_RUNS])
 def test_the_oracle_holds_every_claim_resting_on_it(exp, oracle, tmp_path):
     metrics = _smoke(exp, oracle.overrides, tmp_path)
-    resting = [c for c in claims_of(exp) if isinstance(c.resolved_oracle, Oracle) and c.resolved_oracle.key == oracle.key]
+    resting = [c for c in claims_of(exp)
+               if isinstance(c.resolved_oracle, Oracle) and c.resolved_oracle.key == oracle.key]
     assert resting
     for claim in resting:  # a full-only claim's check is still applied to the oracle's smoke metrics
         verdict = claim.evaluate(metrics)
