@@ -183,6 +183,58 @@ def test_run_null_on_an_experiment_without_one_is_a_user_error(capsys):
     assert "declares no null" in _err_line(capsys)
 
 
+def test_run_oracle_judges_each_claim_on_its_own_oracle(tmp_path, capsys):
+    store, out = str(tmp_path / "s.sqlite"), tmp_path / "oracle.json"
+    assert main(["run", "toy:square", "--oracle", "--seeds", "0", "--backend", "inline", "--store", store,
+                 "--json", str(out)]) == 0
+    summary = json.loads(out.read_text())  # x = 4 for the first claim, x = 11 for the second: both hold
+    assert [(s["claim"], s["verdict"], s["measured"]) for s in summary] == [
+        ("x squared exceeds 3", "holds", {"value": 16.0}), ("x squared exceeds 100", "holds", {"value": 121.0})]
+    assert "fail for their oracle" not in capsys.readouterr().err
+    assert main(["run", "toy:square", "--seeds", "0", "--backend", "inline", "--store", store, "--json",
+                 str(out)]) == 0
+    real = {s["claim"]: s for s in json.loads(out.read_text())}
+    assert real["x squared exceeds 3"]["verdict"] == "holds"  # the oracle's runs did not replace the method's
+    assert main(["reproduce", "--only", "toy", "--no-nulls", "--no-controls", "--backend", "inline", "--store", store,
+                 "--json", str(out)]) == 1  # toy's crash and broken experiments end in error
+    summary = {s["claim"]: s for s in json.loads(out.read_text())}
+    assert summary["x squared exceeds 100"]["oracle"]["verdict"] == "holds"
+    assert summary["a crash is an error"]["oracle"] == {"label": None, "none": "it crashes", "verdict": "none"}
+    capsys.readouterr()
+    assert main(["run", "toy:coin", "--oracle", "--backend", "inline", "--store", store]) == 2
+    assert "declares no oracle" in _err_line(capsys)
+
+
+def test_run_family_reads_each_claim_over_its_instances(tmp_path, capsys):
+    store, out = str(tmp_path / "s.sqlite"), tmp_path / "family.json"
+    assert main(["run", "toy:square", "--family", "--seeds", "0", "--backend", "inline", "--store", store,
+                 "--json", str(out)]) == 0
+    (first,) = json.loads(out.read_text())  # the second claim is a single instance: no family to read
+    family = first["family"]  # x = 2 (own), 1.5, 2.5: 4, 2.25, 6.25 > 3 on 2 of 3, and 0.6 of 3 needs 2
+    assert (first["verdict"], family["holds"], family["of"], family["required"]) == ("holds", 2, 3, 2)
+    assert [(m["name"], m["verdict"]) for m in family["members"]] == [("own", "holds"), ("small", "fails"),
+                                                                       ("large", "holds")]
+    assert "instances" in capsys.readouterr().out  # the table's column (its text folds in a narrow terminal)
+    assert main(["report", "--store", store, "--out", str(tmp_path / "out")]) == 0
+    report = (tmp_path / "out" / "REPORT.md").read_text()
+    row = next(line for line in report.splitlines() if line.startswith("| toy | x squared exceeds 3 |"))
+    assert "holds on 2 of 3 instances (needs 2; fails on: small) (x from 1.5 to 2.5)" in row
+    single = next(line for line in report.splitlines() if line.startswith("| toy | x squared exceeds 100 |"))
+    assert "one instance: one x is the claim" in single
+    assert "1 claims read over their whole family" in report
+
+
+def test_a_family_member_not_run_leaves_the_instance_verdict_and_says_so(tmp_path):
+    store, out = str(tmp_path / "s.sqlite"), tmp_path / "s.json"
+    assert main(["run", "toy:square", "--seeds", "0", "--backend", "inline", "--store", store,
+                 "--set", "x=1.5"]) == 0  # one member besides the experiment's own instance
+    assert main(["reproduce", "--only", "toy", "--no-nulls", "--backend", "inline", "--store", store,
+                 "--json", str(out)]) == 1
+    first = next(s for s in json.loads(out.read_text()) if s["claim"] == "x squared exceeds 3")
+    assert first["verdict"] == first["instance_verdict"] == "holds"
+    assert first["family"]["verdict"] == "not run" and first["family"]["holds"] == 1
+
+
 def test_reproduce_runs_only_the_cheap_nulls(tmp_path):
     store = tmp_path / "res" / "icml24.sqlite"
     out = tmp_path / "summary.json"

@@ -18,20 +18,26 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from icml24.cli_claims import CONTROL, VERDICT_STYLE, claims_table, control_grid
 from icml24.core import registry
 from icml24.core.params import check_seed, parse_grid, parse_seeds
 from icml24.core.preflight import check_backend, check_data, check_output, check_output_folder
 from icml24.core.registry import Experiment, Paper
 from icml24.core.runner import BACKENDS, CRASHED, RAY_WORKER_DIED, plan, run_tasks
 from icml24.core.store import DEFAULT_STORE, RunRecord, Store, check_store, check_writable_folder, config_hash
-from icml24.core.verdicts import ClaimResult, claims_for_tasks, evaluate_paper, null_claims_for_tasks
+from icml24.core.verdicts import (
+    ClaimResult,
+    claims_for_tasks,
+    evaluate_paper,
+    family_claims_for_tasks,
+    null_claims_for_tasks,
+)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Reproduce ICML 2024 papers: run experiments, check claims, write the report.")
 console = Console()
 err_console = Console(stderr=True)
 
-_VERDICT_STYLE = {"holds": "green", "fails": "red", "error": "yellow", "not run": "dim"}
 
 _INTERRUPT_REPORTED = False  # the runner said what an interruption kept: main adds no second line
 MAX_RUNS = 10_000  # a larger plan needs --yes (a typo such as --seeds 0-1000000 should not start a million runs)
@@ -47,6 +53,10 @@ YesOpt = typer.Option(False, "--yes", help=f"Run even more than {MAX_RUNS:,} pla
 DryRunOpt = typer.Option(False, "--dry-run", help="Plan and check everything, print the count, run nothing.")
 NullOpt = typer.Option(False, "--null", help="Run each claim's null instead of the method: what the claim says the "
                        "method beats (or nothing) in the method's slot. Every claim should then fail.")
+OracleOpt = typer.Option(False, "--oracle", help="Run each claim's oracle instead of the method: what a perfect "
+                         "method gives in its slot (the held-out data, the true graph). Every claim should then hold.")
+FamilyOpt = typer.Option(False, "--family", help="Run every member of each claim's instance family and read each "
+                         "claim over them: holds on k of n instances.")
 
 
 def papers() -> dict[str, Paper]:
@@ -76,31 +86,6 @@ def _print_record(record: RunRecord) -> None:
     detail = f"{len(record.metrics)} metrics" if record.status == "ok" else record.error.splitlines()[0]
     console.print(f"[{style}]{record.status:>5}[/] {record.paper}:{record.experiment} seed={record.seed} "
                   f"({record.seconds:.1f} s) {detail}", highlight=False)
-
-
-def _claims_table(results: list[ClaimResult], title: str = "claims") -> None:
-    if not results:
-        return
-    from icml24.core.report import measured_text, null_text
-
-    with_nulls = any(r.null is not None for r in results)
-    table = Table(title=title, show_lines=False)
-    for column in ("paper", "claim", "measured", "verdict", "seeds") + (("null (should fail)",) if with_nulls else ()):
-        table.add_column(column, overflow="fold")
-    for r in results:
-        style = _VERDICT_STYLE[r.verdict.status]
-        row = [r.paper.slug, escape(r.claim.text), escape(measured_text(r)), f"[{style}]{r.verdict.status}[/]",
-               str(r.num_seeds)]
-        if with_nulls:
-            row.append(escape(null_text(r)))
-        table.add_row(*row)
-    console.print(table)
-
-
-def _null_grid(exp: Experiment, base: list[dict] | None, cheap_only: bool = False) -> list[dict]:
-    """The overrides that run each of ``exp``'s nulls (on top of each user configuration in ``base``)."""
-    nulls = [n for n in exp.nulls() if n.cheap or not cheap_only]
-    return [{**overrides, **n.overrides} for overrides in (base or [{}]) for n in nulls]
 
 
 def _write_json(path: Path | None, results: list[ClaimResult], extra: list[dict] | None = None) -> None:
@@ -277,7 +262,7 @@ def _papers_table(found: dict[str, dict], results: dict[tuple[str, int], str]) -
     table.add_column("claim", width=claim_width, no_wrap=True, overflow="ellipsis")
     for paper, experiment, number, status, text, last in rows:
         cells = [paper] + ([experiment] if with_experiment else []) + [
-            number, f"[{_VERDICT_STYLE.get(status, 'dim')}]{status}[/]", escape(text)]
+            number, f"[{VERDICT_STYLE.get(status, 'dim')}]{status}[/]", escape(text)]
         table.add_row(*cells, end_section=last)
     return table
 
@@ -334,34 +319,45 @@ def run(target: str = typer.Argument(..., help="SLUG or SLUG:EXPERIMENT"),
         set_: list[str] = typer.Option([], "--set", help="Override a parameter: --set key=value (repeatable)."),
         store: Path = StoreOpt, jobs: int = JobsOpt, backend: Backend = BackendOpt, address: str | None = AddressOpt,
         force: bool = ForceOpt, json_out: Path | None = JsonOpt, yes: bool = YesOpt, dry_run: bool = DryRunOpt,
-        null: bool = NullOpt) -> None:
-    """Run one paper's experiments (or one experiment) and check its claims (with --null: against their nulls)."""
+        null: bool = NullOpt, oracle: bool = OracleOpt, family: bool = FamilyOpt) -> None:
+    """Run one paper's experiments (or one experiment) and check its claims (with --null / --oracle: against their
+    nulls / oracles; with --family: over their instance families)."""
     experiments = _resolve(target)
     seed_list = _seed_list(seed, seeds)
     grids = {exp.key: parse_grid(exp, set_, allow_lists=False) for exp in experiments} if set_ else {}
-    if null:
-        without = [e.key for e in experiments if not e.nulls()]
-        experiments = [e for e in experiments if e.nulls()]
+    controls = tuple(name for name, on in (("null", null), ("oracle", oracle), ("family", family)) if on)
+    if len(controls) > 1:
+        raise ValueError("give one of --null, --oracle and --family per run")
+    if controls:
+        setting = "full" if full else "quick"
+        grid_of = {e.key: control_grid(e, grids.get(e.key), controls, setting=setting) for e in experiments}
+        without = [e.key for e in experiments if not grid_of[e.key]]
+        experiments = [e for e in experiments if grid_of[e.key]]
         if not experiments:
-            raise ValueError(f"{target} declares no null (no claim of it names what it beats); nothing to run")
+            raise ValueError(f"{target} {CONTROL[controls[0]][0]}; nothing to run")
         if without:
-            console.print(f"no null declared (skipped): {', '.join(without)}", highlight=False)
-        grids = {e.key: _null_grid(e, grids.get(e.key)) for e in experiments}
+            console.print(f"{CONTROL[controls[0]][0]} (skipped): {', '.join(without)}", highlight=False)
+        grids = grid_of
     check_output(json_out, "--json")
     db, tasks = _execute(experiments, seed_list, full, lambda e: grids.get(e.key), store, backend, jobs, address,
                          force, yes, dry_run)
     if db is None:
         return
-    if null:
-        results = null_claims_for_tasks(db, tasks, registry.registered())
-        _claims_table(results, title="claims run against their nulls (each should fail)")
-        holding = [r for r in results if r.verdict.status == "holds"]
-        if holding:
-            err_console.print(f"[yellow]warning:[/] {len(holding)} claim(s) hold for their null: their verdict does "
-                              "not tell the method from it", highlight=False)
+    if controls in (("null",), ("oracle",)):
+        pick = (lambda c: c.resolved_null) if null else (lambda c: c.resolved_oracle)
+        results = null_claims_for_tasks(db, tasks, registry.registered(), pick)
+        claims_table(console, results, title=CONTROL[controls[0]][1])
+        wrong = [r for r in results if r.verdict.status == ("holds" if null else "fails")]
+        if wrong:
+            why = ("hold for their null: their verdict does not tell the method from it" if null else
+                   "fail for their oracle: a bar no method can reach (fix the bar or the metric)")
+            err_console.print(f"[yellow]warning:[/] {len(wrong)} claim(s) {why}", highlight=False)
+    elif family:
+        results = family_claims_for_tasks(db, tasks, registry.registered())
+        claims_table(console, results, title=CONTROL["family"][1])
     else:
         results = claims_for_tasks(db, tasks, registry.registered())
-        _claims_table(results)
+        claims_table(console, results)
     _write_json(json_out, results)
     _finish(db)
 
@@ -376,8 +372,11 @@ def reproduce(full: bool = FullOpt,
               out: Path | None = typer.Option(None, "--out", help="Report folder (default: beside the store)."),
               yes: bool = YesOpt, dry_run: bool = DryRunOpt,
               nulls: bool = typer.Option(True, "--nulls/--no-nulls", help="Also run the cheap nulls (those costing "
-                                         "under a fifth of the experiment), shown beside each claim.")) -> None:
-    """Every experiment of every paper (resuming what is stored), its cheap nulls, then the report."""
+                                         "under a fifth of the experiment), shown beside each claim."),
+              controls: bool = typer.Option(True, "--controls/--no-controls", help="Also run the cheap oracles "
+                                            "and the members of the cheap instance families.")) -> None:
+    """Every experiment of every paper (resuming what is stored), its cheap nulls, oracles and instance families,
+    then the report."""
     if only is not None:
         slugs = list(dict.fromkeys(s.strip() for s in only.split(",") if s.strip()))  # a repeated slug runs once
         if not slugs:
@@ -391,14 +390,15 @@ def reproduce(full: bool = FullOpt,
     check_output(json_out, "--json")
     check_output_folder(out)
     def grid_for(exp: Experiment) -> list[dict] | None:
-        cheap = _null_grid(exp, None, cheap_only=True) if nulls else []
+        chosen = (("null",) if nulls else ()) + (("oracle", "family") if controls else ())
+        cheap = [o for o in control_grid(exp, None, chosen, cheap_only=True, setting=exp.setting(full)) if o]
         return [{}, *cheap] if cheap else None
 
     db, _ = _execute(experiments, seed_list, full, grid_for, store, backend, jobs, address, force, yes, dry_run)
     if db is None:
         return
     results = [r for slug in slugs for r in evaluate_paper(found[slug], db, full)]
-    _claims_table(results)
+    claims_table(console, results)
     _write_json(json_out, results)
     _report({s: found[s] for s in slugs}, db, out or db.folder)
     _finish(db)
@@ -445,7 +445,7 @@ def sweep(target: str = typer.Argument(..., help="SLUG:EXPERIMENT"),
     if db is None:
         return
     results = claims_for_tasks(db, tasks, registry.registered())
-    _claims_table(results)
+    claims_table(console, results)
     configs = {config_hash(t.config): t.config for t in tasks}
     extra = [{**r.as_json(), "config": configs[config_hash(r.records[0].config)]} if r.records else r.as_json()
              for r in results]

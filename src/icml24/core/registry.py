@@ -149,7 +149,7 @@ class Experiment:
         """The distinct instance families of the claims resting on this experiment."""
         found: dict[int, Family] = {}
         for claim in self.paper.claims:
-            if claim.experiment is self and claim.resolved_family is not None:
+            if claim.experiment is self and isinstance(claim.resolved_family, Family):
                 found.setdefault(id(claim.resolved_family), claim.resolved_family)
         return list(found.values())
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
+from icml24.core.controls import NoOracle, SingleInstance
 from icml24.core.registry import Experiment, Paper, Regime
 from icml24.core.report_figures import FigureSet, seed_figures, write_figure_set
 from icml24.core.store import RunRecord, Store
@@ -136,14 +137,57 @@ def null_text(result: ClaimResult) -> str:
     return f"{result.null.verdict.status}: {measured_text(result.null)} ({null.label})"
 
 
-def null_counts(sections: list[PaperSection]) -> dict[str, int]:
-    """How many stored nulls fail as they should, how many hold (the claim does not discriminate), the rest."""
+def oracle_text(result: ClaimResult) -> str:
+    """The oracle's verdict and what it measured, e.g. ``holds: tile_kl = 0.002 (the held-out levels)``."""
+    oracle = result.claim.resolved_oracle
+    if oracle is None:
+        return "no oracle declared"
+    if isinstance(oracle, NoOracle):
+        return f"none possible: {oracle.reason}"
+    if result.oracle is None:
+        return f"not run ({oracle.label}: icml24 run {result.paper.slug}:{result.claim.experiment.name} --oracle)"
+    return f"{result.oracle.verdict.status}: {measured_text(result.oracle)} ({oracle.label})"
+
+
+def family_text(result: ClaimResult) -> str:
+    """On how many instances of its family the claim holds, e.g. ``holds on 2 of 3 instances (needs 2; fails on:
+    gaussian) (incoherence)``; a single-instance claim says why."""
+    family = result.claim.resolved_family
+    if family is None:
+        return "no instance family declared"
+    if isinstance(family, SingleInstance):
+        return f"one instance: {family.reason}"
+    command = f"icml24 run {result.paper.slug}:{result.claim.experiment.name} --family"
+    found = result.family
+    if found is None or found.status not in ("holds", "fails"):
+        run = f"{len(found.judged)} of {len(found.members)} members judged; " if found is not None else ""
+        return f"not run ({run}{family.label}: {command})"
+    return f"{found.text()} ({family.label})"
+
+
+def null_counts(sections: list[PaperSection], control: str = "null") -> dict[str, int]:
+    """How many stored nulls fail as they should, how many hold (the claim does not discriminate), the rest
+    (``control="oracle"``: the same counts of the stored oracles, which should hold)."""
     counts = {"fails": 0, "holds": 0, "other": 0}
     for section in sections:
         for r in section.claims:
-            if r.null is not None:
-                status = r.null.verdict.status
+            stored = getattr(r, control)
+            if stored is not None:
+                status = stored.verdict.status
                 counts[status if status in counts else "other"] += 1
+    return counts
+
+
+def family_counts(sections: list[PaperSection]) -> dict[str, int]:
+    """Claims read over their whole stored family, those with a family not (fully) stored, single-instance claims."""
+    counts = {"read": 0, "partial": 0, "single": 0}
+    for section in sections:
+        for r in section.claims:
+            family = r.claim.resolved_family
+            if isinstance(family, SingleInstance):
+                counts["single"] += 1
+            elif family is not None:
+                counts["read" if r.family is not None and r.family.status in ("holds", "fails") else "partial"] += 1
     return counts
 
 
@@ -265,7 +309,7 @@ def _markdown(sections: list[PaperSection], links: _Links, matrix: Path | None =
     """REPORT.md. Every text from the store or a paper goes through ``_md_cell`` (HTML and Markdown escaped)."""
     md = _md_cell
     counts = _counts(sections)
-    nulls = null_counts(sections)
+    nulls, oracles, families = null_counts(sections), null_counts(sections, "oracle"), family_counts(sections)
     lines = [
         "# icml24 reproduction report",
         "",
@@ -276,6 +320,8 @@ def _markdown(sections: list[PaperSection], links: _Links, matrix: Path | None =
         f"Each claim is also run against its null (what the claim says the method beats, or nothing, in the "
         f"method's slot), which must fail. Stored nulls: {nulls['fails']} fail as they should, {nulls['holds']} "
         f"hold (that verdict does not tell the method from its null), {nulls['other']} error or not run.",
+        "",
+        _controls_sentence(oracles, families),
         "",
         "## At a glance",
         "",
@@ -289,14 +335,16 @@ def _markdown(sections: list[PaperSection], links: _Links, matrix: Path | None =
         *(["![verdict matrix](report/figures/verdicts.png)", ""] if matrix is not None else []),
         "## Every claim",
         "",
-        "| paper | claim | paper reports | we measured | verdict | null (should fail) | mode | seeds | time (s) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| paper | claim | paper reports | we measured | verdict | instances | null (should fail) | "
+        "oracle (should hold) | mode | seeds | time (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for section in sections:
         for r in section.claims:
             lines.append(
                 f"| {md(section.paper.slug)} | {md(r.claim.text)} | {md(r.claim.paper)} | "
-                f"{md(measured_text(r))} | {_BADGE[r.verdict.status]} | {md(null_text(r))} | "
+                f"{md(measured_text(r))} | {_BADGE[r.verdict.status]} | {md(family_text(r))} | {md(null_text(r))} | "
+                f"{md(oracle_text(r))} | "
                 f"{md(r.mode or '-')} | {r.num_seeds} | {r.seconds:.1f} |"
             )
     for section in sections:
@@ -340,6 +388,14 @@ def _markdown(sections: list[PaperSection], links: _Links, matrix: Path | None =
     return "\n".join(lines) + "\n"
 
 
+def _controls_sentence(oracles: dict[str, int], families: dict[str, int]) -> str:
+    return (f"Each claim is also run with its oracle (what a perfect method gives in the method's slot), which must "
+            f"hold: stored oracles: {oracles['holds']} hold as they should, {oracles['fails']} fail (a bar no method "
+            f"can reach), {oracles['other']} error or not run. A claim is read over its family of instances (holds on "
+            f"k of n): {families['read']} claims read over their whole family, {families['partial']} with members "
+            f"not run (judged on the experiment's own instance), {families['single']} single-instance claims.")
+
+
 def _anchor(paper: Paper) -> str:
     """GitHub's anchor of the heading ``## slug: title``."""
     heading = f"{paper.slug}: {paper.title}".lower()
@@ -355,7 +411,7 @@ def _md_cell(text: str) -> str:
 def _html(sections: list[PaperSection], links: _Links, matrix: Path | None = None) -> str:
     esc = html.escape
     counts = _counts(sections)
-    nulls = null_counts(sections)
+    nulls, oracles, families = null_counts(sections), null_counts(sections, "oracle"), family_counts(sections)
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>icml24 report</title><style>",
         "body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#1f2328}",
@@ -372,6 +428,7 @@ def _html(sections: list[PaperSection], links: _Links, matrix: Path | None = Non
         f"<p>Each claim is also run against its null (what it says the method beats, or nothing, in the method's "
         f"slot), which must fail. Stored nulls: {nulls['fails']} fail as they should, {nulls['holds']} hold (that "
         f"verdict does not tell the method from its null), {nulls['other']} error or not run.</p>",
+        f"<p>{esc(_controls_sentence(oracles, families))}</p>",
         "<h2>At a glance</h2><table><tr><th>paper</th><th>claims</th><th>nulls (should fail)</th>"
         "<th>parity with the official code</th><th>sections</th></tr>",
         *[f"<tr><td>{esc(sec.paper.slug)}</td><td>{esc(summary.claims_text())}</td>"
@@ -384,7 +441,8 @@ def _html(sections: list[PaperSection], links: _Links, matrix: Path | None = Non
         *(["<img src='figures/verdicts.png' alt='verdict matrix'>"] if matrix is not None else []),
         "<h2>Every claim</h2>",
         "<table><tr><th>paper</th><th>claim</th><th>paper reports</th><th>we measured</th><th>verdict</th>"
-        "<th>null (should fail)</th><th>mode</th><th>seeds</th><th>time (s)</th></tr>",
+        "<th>instances</th><th>null (should fail)</th><th>oracle (should hold)</th><th>mode</th><th>seeds</th>"
+        "<th>time (s)</th></tr>",
     ]
     for section in sections:
         for r in section.claims:
@@ -392,7 +450,8 @@ def _html(sections: list[PaperSection], links: _Links, matrix: Path | None = Non
             parts.append(
                 f"<tr><td><a href='#{esc(section.paper.slug)}'>{esc(section.paper.slug)}</a></td>"
                 f"<td>{esc(r.claim.text)}</td><td>{esc(r.claim.paper)}</td><td>{esc(measured_text(r))}</td>"
-                f"<td class='v' style='color:{_COLOR[status]}'>{esc(status)}</td><td>{esc(null_text(r))}</td>"
+                f"<td class='v' style='color:{_COLOR[status]}'>{esc(status)}</td><td>{esc(family_text(r))}</td>"
+                f"<td>{esc(null_text(r))}</td><td>{esc(oracle_text(r))}</td>"
                 f"<td>{esc(r.mode or '-')}</td>"
                 f"<td>{r.num_seeds}</td><td>{r.seconds:.1f}</td></tr>"
             )

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from icml24.core.registry import Claim, Experiment, Null, Paper, Verdict
+from icml24.core.controls import Family, Oracle, _Slot
+from icml24.core.registry import Claim, Experiment, Paper, Verdict
 from icml24.core.store import RunRecord, Store, config_hash
 from icml24.core.versioning import code_version
 
@@ -29,9 +30,12 @@ class ClaimResult:
     records: list[RunRecord] = field(default_factory=list, repr=False)
     null: ClaimResult | None = None  # the same claim judged on its null's runs, when stored
     recorded: str = ""  # the recorded run's label (core/records.py) when the verdict rests on one, not the store
+    oracle: ClaimResult | None = None  # the same claim judged on its oracle's runs, when stored
+    family: FamilyResult | None = None  # the claim judged on each member of its instance family
+    instance: Verdict | None = None  # the verdict on the experiment's own instance, where the family's replaced it
 
     def as_json(self) -> dict:
-        null = self.claim.resolved_null
+        null, oracle = self.claim.resolved_null, self.claim.resolved_oracle
         return {
             "paper": self.paper.slug,
             "experiment": self.claim.experiment.name,
@@ -51,7 +55,73 @@ class ClaimResult:
                 "message": self.null.verdict.message if self.null else "no stored run of the null",
                 "seeds": self.null.num_seeds if self.null else 0,
             },
+            "oracle": _slot_json(oracle, self.oracle, "oracle"),
+            "instance_verdict": (self.instance or self.verdict).status,
+            "family": self.family.as_json() if self.family is not None else _single_json(self.claim),
         }
+
+
+def _slot_json(slot, result: ClaimResult | None, kind: str) -> dict | None:
+    if slot is None:
+        return None
+    if not isinstance(slot, _Slot):  # NoOracle: the stated reason
+        return {"label": None, "none": slot.reason, "verdict": "none"}
+    return {"label": slot.label, "overrides": slot.overrides,
+            "verdict": result.verdict.status if result else NOT_RUN,
+            "measured": result.verdict.measured if result else {},
+            "message": result.verdict.message if result else f"no stored run of the {kind}",
+            "seeds": result.num_seeds if result else 0}
+
+
+def _single_json(claim: Claim) -> dict | None:
+    """The family field of a claim whose family was not judged: a single instance's reason, or nothing run."""
+    family = claim.resolved_family
+    if isinstance(family, Family):
+        return {"label": family.label, "share": family.share, "verdict": NOT_RUN, "holds": 0,
+                "of": len(family.members), "required": family.required(len(family.members)), "members": []}
+    return None if family is None else {"label": None, "single_instance": family.reason}
+
+
+@dataclass
+class FamilyResult:
+    """A claim judged on every member of its instance family: per member the verdict on its stored runs."""
+
+    family: Family
+    members: dict[str, ClaimResult]  # member name -> the claim judged on that member's runs
+
+    @property
+    def judged(self) -> list[str]:
+        return [m for m, r in self.members.items() if r.verdict.status in ("holds", "fails")]
+
+    @property
+    def holding(self) -> list[str]:
+        return [m for m, r in self.members.items() if r.verdict.status == "holds"]
+
+    @property
+    def required(self) -> int:
+        return self.family.required(len(self.members))
+
+    @property
+    def status(self) -> str:
+        """holds / fails once every member is judged (at least ``required`` of them hold); else error / not run."""
+        if len(self.judged) == len(self.members):
+            return "holds" if len(self.holding) >= self.required else "fails"
+        return "error" if any(r.verdict.status == "error" for r in self.members.values()) else NOT_RUN
+
+    def text(self) -> str:
+        """e.g. ``holds on 2 of 3 instances (needs 2; fails on: gaussian)``."""
+        n = len(self.members)
+        failing = [m for m, r in self.members.items() if r.verdict.status == "fails"]
+        rest = [f"{m}: {r.verdict.status}" for m, r in self.members.items() if r.verdict.status not in
+                ("holds", "fails")]
+        parts = [f"needs {self.required}"] + ([f"fails on: {', '.join(failing)}"] if failing else []) + rest
+        return f"holds on {len(self.holding)} of {n} instances ({'; '.join(parts)})"
+
+    def as_json(self) -> dict:
+        return {"label": self.family.label, "share": self.family.share, "verdict": self.status,
+                "holds": len(self.holding), "of": len(self.members), "required": self.required,
+                "members": [{"name": m, "verdict": r.verdict.status, "measured": r.verdict.measured,
+                             "message": r.verdict.message, "seeds": r.num_seeds} for m, r in self.members.items()]}
 
 
 def aggregate(records: list[RunRecord], exp: Experiment | None = None) -> dict[str, float]:
@@ -123,18 +193,19 @@ def judge(paper: Paper, claim: Claim, records: list[RunRecord], mode: str) -> Cl
     return ClaimResult(paper, claim, verdict, mode, len(ok), seconds, records)
 
 
-def null_records(store: Store, exp: Experiment, null: Null, mode: str) -> list[RunRecord]:
+def null_records(store: Store, exp: Experiment, null: _Slot, mode: str) -> list[RunRecord]:
     """Runs of ``null`` in ``exp``'s slot at the canonical ``mode`` ("quick" or "full") and the current code."""
     config = exp.null_config(null, setting=mode)
     return store.records(exp.paper.slug, exp.name, config=config, code_version=code_version(exp), mode=mode)
 
 
-def judge_null(paper: Paper, claim: Claim, store: Store, mode: str) -> ClaimResult | None:
-    """The claim judged on its null's stored runs at ``mode`` (``None`` when none is stored or none declared).
+def judge_null(paper: Paper, claim: Claim, store: Store, mode: str, null: _Slot | None = None) -> ClaimResult | None:
+    """The claim judged on its null's (or the given oracle's) stored runs at ``mode`` (``None`` when none is stored
+    or none declared).
 
     With no mode (the method itself not run) the full null runs are used when stored, else the quick ones.
     """
-    null = claim.resolved_null
+    null = null if null is not None else claim.resolved_null
     if null is None:
         return None
     for candidate in ([mode] if mode else ["full", "quick"]):
@@ -144,17 +215,52 @@ def judge_null(paper: Paper, claim: Claim, store: Store, mode: str) -> ClaimResu
     return None
 
 
+def judge_oracle(paper: Paper, claim: Claim, store: Store, mode: str) -> ClaimResult | None:
+    """The claim judged on its oracle's stored runs at ``mode`` (``None`` when none is stored or none declared)."""
+    oracle = claim.resolved_oracle
+    return judge_null(paper, claim, store, mode, oracle) if isinstance(oracle, Oracle) else None
+
+
+def judge_family(paper: Paper, claim: Claim, store: Store, mode: str) -> FamilyResult | None:
+    """The claim judged on each member of its instance family at ``mode`` (quick or full; the experiment's own
+    instance is the ``{}`` member and shares its runs); ``None`` for a claim with no family."""
+    family = claim.resolved_family
+    if not isinstance(family, Family) or mode not in ("quick", "full", "smoke"):
+        return None
+    exp = claim.experiment
+    members = {}
+    for member in family.at(mode):
+        config = exp.member_config(family, member, mode)
+        records = store.records(paper.slug, exp.name, config=config, code_version=code_version(exp), mode=mode)
+        members[member] = judge(paper, claim, records, mode)
+    return FamilyResult(family, members)
+
+
+def read_family(result: ClaimResult, family: FamilyResult | None) -> ClaimResult:
+    """Attach ``family``; once every member is judged the claim's verdict is the family's (the instance's verdict
+    is kept in ``instance``)."""
+    result.family = family
+    if family is not None and family.status in ("holds", "fails") and result.verdict.status in ("holds", "fails"):
+        result.instance = result.verdict
+        result.verdict = Verdict(family.status, result.verdict.measured, family.text())
+    return result
+
+
 def evaluate_paper(paper: Paper, store: Store, full: bool | None = None) -> list[ClaimResult]:
-    """The verdict of every claim of ``paper`` from what ``store`` holds at the canonical settings, each with
-    its null's verdict beside it when the null's runs are stored."""
+    """The verdict of every claim of ``paper`` from what ``store`` holds at the canonical settings, each with its
+    null's and its oracle's verdicts beside it when their runs are stored, and read over its instance family when
+    every member's runs are stored."""
     results = []
     for claim in paper.claims:
         mode, records = canonical_records(store, claim.experiment, full)
         result = judge(paper, claim, records, mode)
         if claim.setting == "full" and mode != "full":
             result = judge_recorded(paper, claim) or result
-        result.null = judge_null(paper, claim, store, mode or ({True: "full", False: "quick"}.get(full, "")))
-        results.append(result)
+        control_mode = mode or ({True: "full", False: "quick"}.get(full, ""))
+        result.null = judge_null(paper, claim, store, control_mode)
+        result.oracle = judge_oracle(paper, claim, store, control_mode)
+        family_mode = "full" if result.mode.startswith("full") and not result.recorded else (mode or "quick")
+        results.append(read_family(result, judge_family(paper, claim, store, family_mode)))
     return results
 
 
@@ -203,8 +309,10 @@ def claims_for_tasks(store: Store, tasks: Iterable, papers: dict[str, Paper]) ->
     return results
 
 
-def null_claims_for_tasks(store: Store, tasks: Iterable, papers: dict[str, Paper]) -> list[ClaimResult]:
-    """Verdicts of each claim on the runs of its own null among the (experiment, configuration) groups just run."""
+def null_claims_for_tasks(store: Store, tasks: Iterable, papers: dict[str, Paper],
+                          pick=lambda claim: claim.resolved_null) -> list[ClaimResult]:
+    """Verdicts of each claim on the runs of its own null (``pick``: or its oracle) among the (experiment,
+    configuration) groups just run."""
     groups: dict[tuple[str, str, str], list] = {}
     for task in tasks:
         groups.setdefault((task.paper, task.experiment, config_hash(task.config)), []).append(task)
@@ -216,7 +324,26 @@ def null_claims_for_tasks(store: Store, tasks: Iterable, papers: dict[str, Paper
         records = [r for r in store.records(slug, name, config=first.config, code_version=first.code_version,
                                             mode=first.setting) if r.seed in seeds]
         for claim in claims_of(exp):
-            null = claim.resolved_null
-            if null is not None and all(first.config.get(k) == v for k, v in null.overrides.items()):
+            null = pick(claim)
+            if isinstance(null, _Slot) and all(first.config.get(k) == v for k, v in null.overrides.items()):
                 results.append(judge(exp.paper, claim, records, first.setting))
+    return results
+
+
+def family_claims_for_tasks(store: Store, tasks: Iterable, papers: dict[str, Paper]) -> list[ClaimResult]:
+    """Each claim of the experiments just run, read over its instance family at the setting they ran at."""
+    results = []
+    seen = set()
+    for task in tasks:
+        if (task.paper, task.experiment, task.setting) in seen:
+            continue
+        seen.add((task.paper, task.experiment, task.setting))
+        exp = papers[task.paper].experiments[task.experiment]
+        for claim in claims_of(exp):
+            family = judge_family(exp.paper, claim, store, task.setting)
+            if family is not None:  # the experiment's own instance ({}) first, else the first member
+                members = family.family.at(task.setting)
+                own = family.members[next((m for m, o in members.items() if not o), next(iter(members)))]
+                results.append(read_family(ClaimResult(exp.paper, claim, own.verdict, task.setting, own.num_seeds,
+                                                       own.seconds, own.records), family))
     return results
