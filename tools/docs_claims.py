@@ -79,6 +79,26 @@ def _verdict(result, slug: str) -> str:
     return f"**{status}** ({detail}{seeds}{recorded})"
 
 
+def _controls(paper, claim, result) -> tuple[str, str]:
+    """The oracle and family cells: from the stored result when there is one, else what the claim declares."""
+    from icml24.core.controls import Family, NoOracle, SingleInstance
+    from icml24.core.registry import Verdict
+    from icml24.core.report import family_text, oracle_text
+    from icml24.core.verdicts import ClaimResult
+
+    oracle, family = claim.resolved_oracle, claim.resolved_family
+    shown = result if result is not None else ClaimResult(paper, claim, Verdict("not run", {}), "")
+    oracle_cell = oracle_text(shown) if oracle is None or isinstance(oracle, NoOracle) or result is not None \
+        else f"{oracle.label}: not run yet (`icml24 run {paper.slug} --oracle`)"
+    if isinstance(family, Family) and result is None:
+        family_cell = (f"{family.label}: {len(family.members)} instances ({', '.join(family.members)}), must hold "
+                       f"on {family.required(len(family.members))}; not run yet (`icml24 run {paper.slug} --family`)")
+    else:
+        family_cell = family_text(shown) if not isinstance(family, SingleInstance) else \
+            f"one instance: {family.reason}"
+    return oracle_cell, family_cell
+
+
 def claims_markdown(paper, store=None) -> str:
     """The claims table (and the regime rows) of ``paper``; verdicts from ``store`` when given."""
     results = None
@@ -91,8 +111,9 @@ def claims_markdown(paper, store=None) -> str:
                  f"(and `icml24 run {paper.slug} --null` for the nulls), then `make docs`.", ""]
     else:
         lines = ["Latest verdicts from the results store (`results/icml24.sqlite`, the current code version).", ""]
-    lines += ["| # | Claim (experiment) | Paper | Null (in the method's slot) | Verdict | Null's verdict |",
-              "|---|---|---|---|---|---|"]
+    lines += ["| # | Claim (experiment) | Paper | Null (in the method's slot) | Verdict | Null's verdict | "
+              "Oracle (should hold) | Instances |",
+              "|---|---|---|---|---|---|---|---|"]
     recorded = {}
     if results is None:  # a full-only claim with a run recorded in the repository is judged on it all the same
         from icml24.core.verdicts import judge_recorded
@@ -110,7 +131,8 @@ def claims_markdown(paper, store=None) -> str:
                 else f"not run yet (`icml24 run {paper.slug} --null`)"
         setting = " (full setting)" if claim.setting == "full" else ""
         lines.append(f"| {i} | {cell(claim.text)}{setting} (`{claim.experiment.name}`) | {cell(claim.paper)} | "
-                     f"{cell(null_label)} | {cell(_verdict(result, paper.slug))} | {cell(null_verdict)} |")
+                     f"{cell(null_label)} | {cell(_verdict(result, paper.slug))} | {cell(null_verdict)} | "
+                     + " | ".join(cell(text) for text in _controls(paper, claim, result)) + " |")
     lines.append("")
     if paper.regimes:
         lines += ["Regime measurements (shown beside the verdicts, never a verdict):", "",
