@@ -181,7 +181,8 @@ def test_test_files_are_named_after_a_module():
     """tests/<field>/test_<module>.py mirrors src/icml24/<field>/<module>.py (or a folder, or a paper)."""
     modules = {p.stem for p in SRC.rglob("*.py")} | {p.name for p in SRC.rglob("*") if p.is_dir()}
     modules |= {m.lstrip("_") for m in modules}
-    extra = {"layering", "readme", "every_experiment", "nulls", "oracles", "docs", "fixtures", "benchmarks"}  # house rules
+    # house-rule tests
+    extra = {"layering", "readme", "every_experiment", "nulls", "oracles", "docs", "fixtures", "benchmarks"}
     orphans = []
     for path in TESTS.rglob("test_*.py"):
         name = path.stem.removeprefix("test_")
