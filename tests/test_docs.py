@@ -141,9 +141,40 @@ def test_claims_tables_come_from_the_registry_and_the_store(tmp_path, toy):
     assert "**fails**" in row  # its null's verdict: x = 0.5 gives 0.25
     assert "not run" in next(line for line in table.splitlines() if "summary sees every seed" in line)
 
-    written = tool.write_all(store_path=tmp_path / "absent.sqlite", out=tmp_path / "papers")
+    written = tool.write_all(store_path=tmp_path / "absent.sqlite", out=tmp_path / "papers",
+                             snapshot=tmp_path / "no-snapshot")
     assert {p.parent.name for p in written} == set(GENERATED)
     assert "not run yet" in (tmp_path / "papers" / "_claims" / "rp.md").read_text()
+
+
+def test_without_a_store_the_pages_read_the_snapshot_and_say_stale(tmp_path, toy, monkeypatch):
+    from icml24.cli import main
+    from icml24.core import snapshot as snapshots
+    from icml24.core.store import Store
+
+    tool = _load_tool("docs_claims")
+    store, folder = tmp_path / "s.sqlite", tmp_path / "snapshot"
+    assert main(["run", "toy:square", "--seeds", "0", "--backend", "inline", "--store", str(store)]) == 0
+    assert main(["snapshot", "--store", str(store), "--out", str(folder), "--command", "icml24 run toy:square"]) == 0
+    with Store(store) as opened:  # a second snapshot keeps the first one's rows and adds the new seed's
+        assert main(["run", "toy:square", "--seeds", "1", "--backend", "inline", "--store", str(store)]) == 0
+        assert len(snapshots.write_snapshot(opened, {"toy": toy.PAPER}, "seed 1", folder)) == 1
+    assert sorted(r["seed"] for r in snapshots.read_rows(folder / "toy.json")) == [0, 1]
+    tool.write_all(store_path=tmp_path / "absent.sqlite", out=tmp_path / "papers", snapshot=folder)
+    page = (tmp_path / "papers" / "_claims" / "toy.md").read_text()
+    row = next(line for line in page.splitlines() if "x squared exceeds 3" in line)
+    assert "**holds** (value = 4" in row and "STALE" not in row
+    assert "results snapshot" in page and "cores" in page and "icml24 run toy:square" in page
+    from icml24.core import verdicts
+
+    for module in (snapshots, verdicts):  # the experiment's code changed since the snapshot
+        monkeypatch.setattr(module, "code_version", lambda exp: "0.0.0+changed")
+    store_of_snapshot, stale = snapshots.snapshot_store({"toy": toy.PAPER}, folder)
+    with store_of_snapshot:
+        page = tool.claims_markdown(toy.PAPER, store_of_snapshot, stale)
+    assert stale["toy:square"] != "0.0.0+changed"
+    row = next(line for line in page.splitlines() if "x squared exceeds 3" in line)
+    assert "STALE (snapshot made with code" in row and "**holds** (value = 4" in row  # judged, and labelled
 
 
 def test_link_checker_finds_broken_links_and_anchors(tmp_path):

@@ -25,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PAPERS_DOCS = ROOT / "docs" / "papers"
 DEFAULT_STORE = ROOT / "results" / "icml24.sqlite"
+SNAPSHOT = ROOT / "results-snapshot"  # read when no results store exists (a fresh clone)
 _URL = re.compile(r"https?://[^\s,;)]+")
 
 
@@ -99,8 +100,10 @@ def _controls(paper, claim, result) -> tuple[str, str]:
     return oracle_cell, family_cell
 
 
-def claims_markdown(paper, store=None) -> str:
-    """The claims table (and the regime rows) of ``paper``; verdicts from ``store`` when given."""
+def claims_markdown(paper, store=None, stale: dict[str, str] | None = None, source: str = "") -> str:
+    """The claims table (and the regime rows) of ``paper``; verdicts from ``store`` when given (``source`` says what
+    it is: the results store, or the results snapshot with its provenance; ``stale`` names the experiments whose
+    snapshot rows were made with older code)."""
     results = None
     if store is not None:
         from icml24.core.verdicts import evaluate_paper
@@ -110,7 +113,8 @@ def claims_markdown(paper, store=None) -> str:
         lines = [f"No results store yet: every verdict is not run yet, run `icml24 run {paper.slug}` "
                  f"(and `icml24 run {paper.slug} --null` for the nulls), then `make docs`.", ""]
     else:
-        lines = ["Latest verdicts from the results store (`results/icml24.sqlite`, the current code version).", ""]
+        lines = [source or "Latest verdicts from the results store (`results/icml24.sqlite`, the current code "
+                 "version).", ""]
     lines += ["| # | Claim (experiment) | Paper | Null (in the method's slot) | Verdict | Null's verdict | "
               "Oracle (should hold) | Instances |",
               "|---|---|---|---|---|---|---|---|"]
@@ -130,8 +134,11 @@ def claims_markdown(paper, store=None) -> str:
             null_verdict = _verdict(null_result, f"{paper.slug} --null") if results is not None \
                 else f"not run yet (`icml24 run {paper.slug} --null`)"
         setting = " (full setting)" if claim.setting == "full" else ""
+        verdict = _verdict(result, paper.slug)
+        if stale and claim.experiment.key in stale:
+            verdict = f"STALE (snapshot made with code {stale[claim.experiment.key]}): {verdict}"
         lines.append(f"| {i} | {cell(claim.text)}{setting} (`{claim.experiment.name}`) | {cell(claim.paper)} | "
-                     f"{cell(null_label)} | {cell(_verdict(result, paper.slug))} | {cell(null_verdict)} | "
+                     f"{cell(null_label)} | {cell(verdict)} | {cell(null_verdict)} | "
                      + " | ".join(cell(text) for text in _controls(paper, claim, result)) + " |")
     lines.append("")
     if paper.regimes:
@@ -161,20 +168,37 @@ def _regime_values(regime, store) -> str:
     return f"{values} ({mode})"
 
 
-def write_all(store_path: Path | None = DEFAULT_STORE, out: Path = PAPERS_DOCS) -> list[Path]:
+def _snapshot_source(folder: Path, slug: str) -> str:
+    from icml24.core.snapshot import provenance, provenance_text
+
+    made = provenance(folder, slug)
+    if not made:
+        return "The results snapshot holds no run of this paper yet."
+    lines = "; ".join(provenance_text(entry) for entry in made)
+    return (f"Verdicts from the results snapshot committed in the repository (`results-snapshot/{slug}.json`), "
+            f"computed from its per-seed rows; made on {lines}.")
+
+
+def write_all(store_path: Path | None = DEFAULT_STORE, out: Path = PAPERS_DOCS,
+              snapshot: Path | None = SNAPSHOT) -> list[Path]:
     """Write every paper's record and claims include; returns the files written."""
     from icml24.core.registry import discover
 
-    store = None
+    store, stale, papers, from_snapshot = None, {}, discover(), False
     if store_path is not None and Path(store_path).is_file():
         from icml24.core.store import Store
 
         store = Store(store_path)
+    elif snapshot is not None and any(snapshot.glob("*.json")):  # a fresh clone: the committed snapshot
+        from icml24.core.snapshot import snapshot_store
+
+        (store, stale), from_snapshot = snapshot_store(papers, snapshot), True
     written = []
     try:
-        for slug, paper in sorted(discover().items()):
+        for slug, paper in sorted(papers.items()):
+            source = _snapshot_source(snapshot, slug) if from_snapshot else ""
             for folder, text in (("_record", record_markdown(paper)), ("_deviations", deviations_markdown(paper)),
-                                 ("_claims", claims_markdown(paper, store))):
+                                 ("_claims", claims_markdown(paper, store, stale, source))):
                 path = out / folder / f"{slug}.md"
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text)

@@ -24,6 +24,7 @@ from icml24.core.params import check_seed, parse_grid, parse_seeds
 from icml24.core.preflight import check_backend, check_data, check_output, check_output_folder
 from icml24.core.registry import Experiment, Paper
 from icml24.core.runner import BACKENDS, CRASHED, RAY_WORKER_DIED, plan, run_tasks
+from icml24.core.snapshot import SNAPSHOT_FOLDER, write_snapshot
 from icml24.core.store import DEFAULT_STORE, RunRecord, Store, check_store, check_writable_folder, config_hash
 from icml24.core.verdicts import (
     ClaimResult,
@@ -422,6 +423,18 @@ def _report(found: dict[str, Paper], db: Store, out: Path) -> None:
 
     md, page = write_report(found, db, out)
     console.print(f"report: {md} and {page}")
+
+
+@app.command(short_help="Write the results snapshot (results-snapshot/) from a store.")
+def snapshot(store: Path = StoreOpt, command: str = typer.Option(..., "--command", help="The command that made the "
+                                                                "runs, kept as their provenance."),
+             out: Path = typer.Option(SNAPSHOT_FOLDER, "--out", help="The snapshot folder.")) -> None:
+    """Add every run of the current code in the store to the snapshot (one JSON file per paper, with provenance)."""
+    if not store.exists():
+        raise FileNotFoundError(f"no results store at {store}; run `icml24 reproduce` first or pass --store")
+    with Store(store) as db:
+        written = write_snapshot(db, papers(), command, out)
+    console.print(f"snapshot of {len(written)} paper(s) written to {out}", highlight=False)
 
 
 @app.command(short_help="A grid of settings x seeds on a process pool or Ray.")

@@ -1,0 +1,154 @@
+"""The results snapshot: the runs of a results store, committed in the repository with their provenance.
+
+The store (``results/icml24.sqlite``) is not part of the repository, so a fresh clone's report and docs would say
+"not run" everywhere. ``icml24 snapshot --store S`` writes every run of the current code (per seed: configuration,
+setting, metrics, seconds, first error line) into ``results-snapshot/<slug>.json``, each row with where it was made:
+date, machine (cores, memory, CPU, accelerator), the command and the git commit. Rows of earlier snapshots that the
+store does not replace are kept, so a full run recorded seed by seed over several sessions accumulates. Nothing in
+a snapshot is a verdict: ``snapshot_store`` loads the rows into a temporary store and the verdicts are computed from
+them as from any store. A row whose experiment's code has changed since is kept, judged, and labelled STALE.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import tempfile
+from pathlib import Path
+
+from icml24.core.registry import Paper
+from icml24.core.store import RunRecord, Store, config_hash
+from icml24.core.versioning import code_version
+
+FORMAT = 1
+SNAPSHOT_FOLDER = Path(__file__).resolve().parents[3] / "results-snapshot"  # in a source checkout
+
+
+def machine() -> dict[str, object]:
+    """Where a run was made: cores, memory, CPU model and accelerator of this machine."""
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30 if hasattr(os, "sysconf") else 0.0
+    cpu = platform.processor() or platform.machine()
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                   if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return {"cores": os.cpu_count() or 1, "memory_gib": round(memory, 1), "cpu": cpu,
+            "accelerator": os.environ.get("ICML24_ACCELERATOR", "none")}
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, timeout=10,
+                             cwd=SNAPSHOT_FOLDER.parent)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() or "unknown"
+
+
+def _row_key(row: dict) -> tuple:
+    return row["experiment"], config_hash(row["config"]), int(row["seed"]), row["mode"]
+
+
+def write_snapshot(store: Store, papers: dict[str, Paper], command: str, out: Path = SNAPSHOT_FOLDER) -> list[Path]:
+    """Write (or extend) ``out/<slug>.json`` with every run ``store`` holds of each paper's current code."""
+    recorded = {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
+                "command": command, "commit": _git_commit()}
+    written = []
+    for slug, paper in sorted(papers.items()):
+        runs = [r for exp in paper.experiments.values()
+                for r in store.records(slug, exp.name, code_version=code_version(exp))]
+        if not runs:
+            continue
+        path = out / f"{slug}.json"
+        rows = {_row_key(row): row for row in read_rows(path)}
+        for run in runs:  # a store's run replaces the snapshot's row of the same experiment, config, seed, setting
+            row = {"experiment": run.experiment, "config": run.config, "seed": run.seed, "mode": run.mode,
+                   "code_version": run.code_version, "status": run.status, "metrics": run.metrics,
+                   "seconds": round(run.seconds, 3), "peak_rss_mb": round(run.peak_rss_mb, 1),
+                   "error": run.error.splitlines()[0] if run.error else "",
+                   "finished": dt.datetime.fromtimestamp(run.finished_at, dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+                   "recorded": recorded}
+            rows[_row_key(row)] = row
+        data = {"format": FORMAT, "paper": slug,
+                "runs": sorted(rows.values(), key=lambda r: (r["experiment"], r["mode"], r["seed"],
+                                                               json.dumps(r["config"], sort_keys=True, default=str)))}
+        out.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.partial")
+        partial.write_text(json.dumps(data, indent=1, sort_keys=True, default=str) + "\n")
+        os.replace(partial, path)  # a killed snapshot leaves the previous file whole
+        written.append(path)
+    return written
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The rows of one snapshot file (none when absent); a malformed file is a ValueError naming it."""
+    if not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text())
+        if data["format"] != FORMAT:
+            raise ValueError(f"format {data['format']!r}, not {FORMAT}")
+        return list(data["runs"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"results snapshot {path} is malformed ({type(exc).__name__}: {exc}); rewrite it with "
+                         "icml24 snapshot") from None
+
+
+def snapshot_store(papers: dict[str, Paper], folder: Path = SNAPSHOT_FOLDER) -> tuple[Store, dict[str, str]]:
+    """A temporary store holding the snapshot's rows of ``papers``, and the experiments judged on STALE rows
+    (``slug:experiment`` -> the code version the rows were made with).
+
+    Rows of an experiment whose code has changed are kept only where no row of the current code exists; they are
+    loaded under the current version (so the verdicts read them) and reported as stale.
+    """
+    handle, path = tempfile.mkstemp(prefix="icml24-snapshot-", suffix=".sqlite")
+    os.close(handle)
+    os.unlink(path)
+    store = Store(path)
+    stale: dict[str, str] = {}
+    for slug, paper in papers.items():
+        rows = read_rows(folder / f"{slug}.json")
+        for name, exp in paper.experiments.items():
+            mine = [row for row in rows if row["experiment"] == name]
+            current = code_version(exp)
+            if mine and not any(row["code_version"] == current for row in mine):
+                stale[exp.key] = sorted({row["code_version"] for row in mine})[-1]
+            for row in mine:
+                if row["code_version"] != current and exp.key not in stale:
+                    continue  # an older row beside current ones
+                store.put(RunRecord(slug, name, row["config"], int(row["seed"]), current, row["mode"],
+                                    row["status"], {k: float(v) for k, v in row["metrics"].items()},
+                                    float(row["seconds"]), float(row.get("peak_rss_mb", 0.0)), {}, row.get("error", ""),
+                                    [], _timestamp(row.get("finished", ""))))
+    return store, stale
+
+
+def _timestamp(text: str) -> float:
+    try:
+        return dt.datetime.strptime(text, "%Y-%m-%d %H:%M UTC").replace(tzinfo=dt.UTC).timestamp()
+    except ValueError:
+        return 1.0
+
+
+def provenance(folder: Path = SNAPSHOT_FOLDER, slug: str | None = None) -> list[dict]:
+    """The distinct provenance entries (date, machine, command, commit) of the snapshot, of one paper or all."""
+    paths = [folder / f"{slug}.json"] if slug else sorted(folder.glob("*.json"))
+    found: dict[str, dict] = {}
+    for path in paths:
+        for row in read_rows(path):
+            found.setdefault(json.dumps(row["recorded"], sort_keys=True), row["recorded"])
+    return list(found.values())
+
+
+def provenance_text(entry: dict) -> str:
+    """One provenance line, e.g. ``2026-12-07 06:10 UTC, 2 cores / 23.4 GiB (AMD EPYC ...), no accelerator,
+    commit 1a2b3c: make reproduce``."""
+    m = entry.get("machine", {})
+    accelerator = m.get("accelerator", "none")
+    return (f"{entry.get('date', '?')}, {m.get('cores', '?')} cores / {m.get('memory_gib', '?')} GiB "
+            f"({m.get('cpu', '?')}), {'no accelerator' if accelerator == 'none' else accelerator}, "
+            f"commit {entry.get('commit', '?')}: {entry.get('command', '?')}")

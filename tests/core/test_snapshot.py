@@ -1,0 +1,46 @@
+"""The results snapshot: rows with provenance, merged across writes, loaded back as a store, stale rows labelled."""
+
+import json
+
+import pytest
+
+from icml24.core import snapshot as snapshots
+from icml24.core.store import RunRecord, Store
+from icml24.core.verdicts import evaluate_paper
+from icml24.core.versioning import code_version
+
+
+def _store_with(path, toy, seeds, x=2.0):
+    store = Store(path)
+    exp = toy.PAPER.experiments["square"]
+    for seed in seeds:
+        store.put(RunRecord("toy", "square", exp.config(overrides={"x": x}), seed, code_version(exp), "quick", "ok",
+                            {"value": x * x, "draw": 0.5, "repeats": 1.0}, 1.5, 10.0))
+    return store
+
+
+def test_a_snapshot_keeps_earlier_rows_and_reads_back_as_the_same_verdicts(tmp_path, toy):
+    folder = tmp_path / "snap"
+    with _store_with(tmp_path / "a.sqlite", toy, [0]) as first:
+        snapshots.write_snapshot(first, {"toy": toy.PAPER}, "first", folder)
+    with _store_with(tmp_path / "b.sqlite", toy, [1, 2]) as second:
+        snapshots.write_snapshot(second, {"toy": toy.PAPER}, "second", folder)
+        direct = {r.claim.text: r.verdict.status for r in evaluate_paper(toy.PAPER, second)}
+    rows = snapshots.read_rows(folder / "toy.json")
+    assert sorted(r["seed"] for r in rows) == [0, 1, 2]
+    assert {r["recorded"]["command"] for r in rows} == {"first", "second"}
+    assert set(rows[0]["recorded"]["machine"]) == {"cores", "memory_gib", "cpu", "accelerator"}
+    loaded, stale = snapshots.snapshot_store({"toy": toy.PAPER}, folder)
+    with loaded:
+        results = evaluate_paper(toy.PAPER, loaded)
+    assert not stale
+    assert {r.claim.text: r.verdict.status for r in results}["x squared exceeds 3"] == direct["x squared exceeds 3"]
+    assert next(r for r in results if r.claim.text == "x squared exceeds 3").num_seeds == 3
+    assert len(snapshots.provenance(folder, "toy")) == 2
+
+
+def test_a_malformed_snapshot_is_one_error_naming_the_file(tmp_path):
+    (tmp_path / "toy.json").write_text(json.dumps({"format": 99, "runs": []}))
+    with pytest.raises(ValueError, match="toy.json is malformed"):
+        snapshots.read_rows(tmp_path / "toy.json")
+    assert snapshots.read_rows(tmp_path / "absent.json") == []
