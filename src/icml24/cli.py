@@ -24,7 +24,7 @@ from icml24.core.params import check_seed, parse_grid, parse_seeds
 from icml24.core.preflight import check_backend, check_data, check_output, check_output_folder
 from icml24.core.registry import Experiment, Paper
 from icml24.core.runner import BACKENDS, CRASHED, RAY_WORKER_DIED, plan, run_tasks
-from icml24.core.snapshot import SNAPSHOT_FOLDER, write_snapshot
+from icml24.core.snapshot import SNAPSHOT_FOLDER, estimate_lines, write_snapshot
 from icml24.core.store import DEFAULT_STORE, RunRecord, Store, check_store, check_writable_folder, config_hash
 from icml24.core.verdicts import (
     ClaimResult,
@@ -123,11 +123,10 @@ def _execute(experiments: list[Experiment], seeds: list[int] | None, full: bool,
 
         check_ray_address(address)  # probed (and refused) before the store is created
     console.print(f"{len(tasks)} run(s) planned; backend={backend}, jobs={jobs}", highlight=False)
-    if dry_run:
-        for task in tasks[:20]:
-            console.print(f"  {task.label} {task.config}", highlight=False)
-        if len(tasks) > 20:
-            console.print(f"  ... and {len(tasks) - 20} more", highlight=False)
+    if dry_run:  # the first 20 runs, then the estimated time from the results snapshot's recorded seconds
+        more = [f"  ... and {len(tasks) - 20} more"] if len(tasks) > 20 else []
+        for line in [f"  {task.label} {task.config}" for task in tasks[:20]] + more + estimate_lines(tasks):
+            console.print(line, highlight=False)
         return None, tasks
     store = Store(store_path)
     done: list[RunRecord] = []

@@ -44,3 +44,17 @@ def test_a_malformed_snapshot_is_one_error_naming_the_file(tmp_path):
     with pytest.raises(ValueError, match="toy.json is malformed"):
         snapshots.read_rows(tmp_path / "toy.json")
     assert snapshots.read_rows(tmp_path / "absent.json") == []
+
+
+def test_a_dry_run_estimate_reads_the_recorded_seconds_per_seed(tmp_path, toy):
+    from icml24.core.runner import plan
+
+    folder = tmp_path / "snap"
+    with _store_with(tmp_path / "a.sqlite", toy, [0, 1]) as store:  # 1.5 s per seed at quick
+        snapshots.write_snapshot(store, {"toy": toy.PAPER}, "first", folder)
+    tasks = plan([toy.PAPER.experiments["square"], toy.PAPER.experiments["coin"]], seeds=[0, 1, 2, 3],
+                 store_folder=tmp_path)
+    head, *lines = snapshots.estimate_lines(tasks, folder)
+    assert lines == ["  toy:square (quick): 4 run(s) x 2 s = 6 s"]
+    assert head.startswith("estimated run time 6 s") and "toy:coin (quick)" in head
+    assert snapshots.estimate_lines(tasks, tmp_path / "none")[0].startswith("estimated run time 0 s")

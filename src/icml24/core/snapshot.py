@@ -152,3 +152,40 @@ def provenance_text(entry: dict) -> str:
     return (f"{entry.get('date', '?')}, {m.get('cores', '?')} cores / {m.get('memory_gib', '?')} GiB "
             f"({m.get('cpu', '?')}), {'no accelerator' if accelerator == 'none' else accelerator}, "
             f"commit {entry.get('commit', '?')}: {entry.get('command', '?')}")
+
+
+def estimate_lines(tasks: list, folder: Path = SNAPSHOT_FOLDER) -> list[str]:
+    """What a plan will cost, from the snapshot's recorded seconds per seed of each experiment at the same setting
+    (any configuration): one line per experiment and the total; experiments with no recorded seed are named."""
+    planned: dict[tuple[str, str, str], int] = {}
+    for task in tasks:
+        key = (task.paper, task.experiment, task.setting)
+        planned[key] = planned.get(key, 0) + 1
+    lines, total, unknown = [], 0.0, []
+    rows_of: dict[str, list[dict]] = {}
+    for (slug, name, setting), runs in planned.items():
+        try:
+            rows = rows_of.setdefault(slug, read_rows(folder / f"{slug}.json"))
+        except ValueError:
+            rows = []
+        seconds = [float(r["seconds"]) for r in rows if r["experiment"] == name and r["mode"] == setting
+                   and r["status"] == "ok"]
+        if not seconds:
+            unknown.append(f"{slug}:{name} ({setting})")
+            continue
+        cost = runs * sum(seconds) / len(seconds)
+        total += cost
+        lines.append(f"  {slug}:{name} ({setting}): {runs} run(s) x {sum(seconds) / len(seconds):.0f} s = "
+                     f"{_duration(cost)}")
+    head = (f"estimated run time {_duration(total)} in all (one run after another), from the results snapshot's "
+            "recorded seconds per seed" + (f"; no recorded seed for {len(unknown)} experiment(s): "
+                                          f"{', '.join(unknown)}" if unknown else ""))
+    return [head, *lines] if lines or unknown else []
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h" if seconds < 2 * 86400 else f"{seconds / 86400:.1f} days"
