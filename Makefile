@@ -16,7 +16,7 @@ ifneq ($(ICML24_DATA),)
 export ICML24_DATA := $(abspath $(ICML24_DATA))
 endif
 
-.PHONY: install reproduce test bench lint docs clean
+.PHONY: install reproduce snapshot test bench lint docs clean
 
 install: $(STAMP)
 
@@ -32,6 +32,11 @@ $(STAMP): pyproject.toml constraints.txt
 JOBS ?= 2
 reproduce: install
 	$(BIN)/icml24 reproduce --jobs $(JOBS)
+
+# the results store's runs of the current code into results-snapshot/ (committed: the docs and the report of a fresh
+# clone read it), with this machine and the command as their provenance
+snapshot: install
+	$(BIN)/icml24 snapshot --store results/icml24.sqlite --command "make reproduce JOBS=$(JOBS)"
 
 # test workers side by side (pytest-xdist; tests/conftest.py gives each its share of the cores' threads); a module's
 # tests stay on one worker, so its module-scoped fixtures are built once. TEST_WORKERS=0 runs in this process.
