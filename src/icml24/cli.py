@@ -24,7 +24,7 @@ from icml24.core.params import check_seed, parse_grid, parse_seeds
 from icml24.core.preflight import check_backend, check_data, check_output, check_output_folder
 from icml24.core.registry import Experiment, Paper
 from icml24.core.runner import BACKENDS, CRASHED, RAY_WORKER_DIED, plan, run_tasks
-from icml24.core.snapshot import SNAPSHOT_FOLDER, estimate_lines, write_snapshot
+from icml24.core.snapshot import SNAPSHOT_FOLDER, estimate_lines, snapshot_store, write_snapshot
 from icml24.core.store import DEFAULT_STORE, RunRecord, Store, check_store, check_writable_folder, config_hash
 from icml24.core.verdicts import (
     ClaimResult,
@@ -408,13 +408,14 @@ def reproduce(full: bool = FullOpt,
 def report(store: Path = StoreOpt,
            out: Path | None = typer.Option(None, "--out", help="Folder for REPORT.md and report/index.html.")
            ) -> None:
-    """Write REPORT.md and report/index.html from the store."""
+    """Write REPORT.md and report/index.html from the store (with no store of its own: the results snapshot)."""
     check_writable_folder(store, "--store")  # first: a name too long for the file system is one line
-    if not store.exists():
+    snapshot = not store.exists() and store == DEFAULT_STORE and any(SNAPSHOT_FOLDER.glob("*.json"))
+    if not store.exists() and not snapshot:
         raise FileNotFoundError(f"no results store at {store}; run `icml24 reproduce` first or pass --store")
     check_output_folder(out)
-    with Store(store) as db:
-        _report(papers(), db, out or db.folder)
+    with snapshot_store(papers(), SNAPSHOT_FOLDER)[0] if snapshot else Store(store) as db:
+        _report(papers(), db, out or (store.parent if snapshot else db.folder))
 
 
 def _report(found: dict[str, Paper], db: Store, out: Path) -> None:
