@@ -165,6 +165,8 @@ def test_without_a_store_the_pages_read_the_snapshot_and_say_stale(tmp_path, toy
     row = next(line for line in page.splitlines() if "x squared exceeds 3" in line)
     assert "**holds** (value = 4" in row and "STALE" not in row
     assert "results snapshot" in page and "cores" in page and "icml24 run toy:square" in page
+    overview = (tmp_path / "papers" / "_claims" / "_overview.md").read_text()
+    assert "| [toy](papers/toy.md) | 5 | 1 of 2 | not run | 0 of 1 |" in overview  # the family's members not run
     from icml24.core import verdicts
 
     for module in (snapshots, verdicts):  # the experiment's code changed since the snapshot

@@ -168,6 +168,32 @@ def _regime_values(regime, store) -> str:
     return f"{values} ({mode})"
 
 
+def overview_markdown(papers: dict, store=None, from_snapshot: bool = False) -> str:
+    """The docs home's one-screen table: per paper, the claims that hold at quick and at full (of those judged at
+    each), the claims read over their whole instance family, and the parity fixture."""
+    from icml24.core.summary import parity_text
+    from icml24.core.verdicts import evaluate_paper
+
+    source = ("the results snapshot committed in the repository" if from_snapshot else
+              "the results store" if store is not None else "no results yet: run `make reproduce`")
+    lines = [f"Verdicts from {source}.", "",
+             "| Paper | Claims | Holding (quick) | Holding (full) | Read over their instance family | Parity with the "
+             "official code |", "|---|---|---|---|---|---|"]
+    for slug, paper in sorted(papers.items()):
+        results = evaluate_paper(paper, store) if store is not None else []
+        cells = []
+        for mode in ("quick", "full"):
+            judged = [r for r in results if r.mode.startswith(mode) and r.verdict.status in ("holds", "fails")]
+            held = sum(r.verdict.status == "holds" for r in judged)
+            cells.append(f"{held} of {len(judged)}" if judged else "not run")
+        families = [r for r in results if r.family is not None]
+        read = sum(r.family.status in ("holds", "fails") for r in families)
+        cells.append(f"{read} of {len(families)}" if families else "-")
+        lines.append(f"| [{slug}](papers/{slug}.md) | {len(paper.claims)} | " + " | ".join(cells)
+                     + f" | {cell(parity_text(slug))} |")
+    return "\n".join(lines) + "\n"
+
+
 def _snapshot_source(folder: Path, slug: str) -> str:
     from icml24.core.snapshot import provenance, provenance_text
 
@@ -203,6 +229,10 @@ def write_all(store_path: Path | None = DEFAULT_STORE, out: Path = PAPERS_DOCS,
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text)
                 written.append(path)
+        overview = out / "_claims" / "_overview.md"
+        overview.parent.mkdir(parents=True, exist_ok=True)
+        overview.write_text(overview_markdown(papers, store, from_snapshot))
+        written.append(overview)
     finally:
         if store is not None:
             store.close()
