@@ -174,9 +174,9 @@ def overview_markdown(papers: dict, store=None, from_snapshot: bool = False) -> 
     from icml24.core.summary import parity_text
     from icml24.core.verdicts import evaluate_paper
 
-    source = ("the results snapshot committed in the repository" if from_snapshot else
-              "the results store" if store is not None else "no results yet: run `make reproduce`")
-    lines = [f"Verdicts from {source}.", "",
+    source = ("Verdicts from the results snapshot committed in the repository." if from_snapshot else
+              "Verdicts from the results store." if store is not None else "No results yet: run `make reproduce`.")
+    lines = [source, "",
              "| Paper | Claims | Holding (quick) | Holding (full) | Read over their instance family | Parity with the "
              "official code |", "|---|---|---|---|---|---|"]
     for slug, paper in sorted(papers.items()):
