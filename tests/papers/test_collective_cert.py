@@ -8,6 +8,7 @@ import pytest
 
 from icml24.core import Context
 from icml24.papers import collective_cert as paper
+from icml24.papers.collective_cert import experiments
 
 HAVE_DATA = (Path(os.environ.get("ICML24_DATA", "/nonexistent")) / "collective-cert" / "cora_ml.npz").is_file()
 needs_data = pytest.mark.skipif(not HAVE_DATA, reason="set ICML24_DATA to the folder holding collective-cert/")
@@ -45,7 +46,7 @@ def check_smoke(name, tmp_path):
 
 def test_every_experiment_has_settings_and_a_claim():
     assert {c.experiment.name for c in paper.CLAIMS} == set(EXPERIMENTS)
-    assert len(paper.CLAIMS) == 4 and all(c.resolved_null is not None for c in paper.CLAIMS)
+    assert len(paper.CLAIMS) == 5 and all(c.resolved_null is not None for c in paper.CLAIMS)
     assert {r.experiment.name for r in paper.REGIMES} == {"official_votes", "own_smoothing"}
     for exp in EXPERIMENTS.values():
         for setting in ("quick", "full", "smoke"):
@@ -105,10 +106,10 @@ def test_regimes_read_metrics_the_experiments_report(tmp_path):
 
 
 def test_charges_of_each_receptive_field():
-    c1, c2 = paper.path_costs(0.9, 0.8)
-    assert paper._charges(1, 0.9, 0.8) == (c1, 0.0, None)
-    assert paper._charges(2, 0.9, 0.8) == (c1, c2, None)
-    assert paper._charges(3, 0.9, 0.8) == (c1, c2, paper.path_cost(3, 0.9, 0.8))
+    c1, c2 = experiments.path_costs(0.9, 0.8)
+    assert experiments._charges(1, 0.9, 0.8) == (c1, 0.0, None)
+    assert experiments._charges(2, 0.9, 0.8) == (c1, c2, None)
+    assert experiments._charges(3, 0.9, 0.8) == (c1, c2, experiments.path_cost(3, 0.9, 0.8))
 
 
 def test_soundness_nulls_are_caught_by_the_exhaustive_attack():
@@ -182,6 +183,9 @@ BAD = [  # (claim index, a plausible bad measurement)
     (3, {"three_hop_violations_sound": 3.0}),
     (3, {"three_hop_lp_violations_sound": 1.0}),
     (3, {"three_hop_violations_paper": 0.0}),  # the exhaustive attack has no teeth against the 2-hop condition
+    (4, {"collective_5pct": 0.45}),  # the collective certificate certifies a minority on one graph
+    (4, {"samplewise_5pct": 0.02}),  # sample-wise certifies some targets at 5% injected nodes
+    (4, {"collective_5pct": 0.0}),  # the sample-wise rule in the collective slot (the null)
 ]
 
 
@@ -194,3 +198,41 @@ def test_good_metrics_hold():
 def test_every_claim_can_fail(index, change):
     claim = paper.CLAIMS[index]
     assert claim.evaluate(GOOD[claim.experiment.name] | change).status == "fails"
+
+
+def test_the_exact_certificate_oracles_have_no_violation_and_the_method_keeps_its_own():
+    exp = EXPERIMENTS["soundness"]
+    config = exp.config(setting="smoke")
+    method = exp(Context(seed=0), **config)
+    exact_paper = exp(Context(seed=0), **(config | {"paper_hops": 0}))
+    exact_sound = exp(Context(seed=0), **(config | {"sound_hops": 0}))
+    assert exact_paper["flips"] == method["flips"] >= 1  # the same cases and attacks: only the certificate changed
+    assert exact_paper["collective_violations"] == exact_paper["lp_violations"] == 0.0
+    assert exact_paper["three_hop_violations_paper"] == 0.0 < method["three_hop_violations_paper"]
+    assert exact_paper["star_sym_violation_h2"] == 0.0  # exact on the star too
+    assert exact_sound["three_hop_violations_sound"] == exact_sound["three_hop_lp_violations_sound"] == 0.0
+    assert exact_sound["star_sym_violation_h2"] == 1.0  # the paper's slot keeps the paper's certificate
+    for index, result in ((2, exact_paper), (3, exact_sound)):
+        assert paper.CLAIMS[index].evaluate(result).status == "holds"
+
+
+def test_family_members_draw_other_tiny_graphs():
+    exp = EXPERIMENTS["soundness"]
+    config = exp.config(setting="smoke") | {"star_samples": 200}
+    own = exp(Context(seed=0), **config)
+    fresh = exp(Context(seed=0), **(config | {"instance_seed": 1000}))
+    small = exp(Context(seed=0), **(config | {"num_nodes": 3}))
+    assert fresh["flips"] != own["flips"] or fresh["injections"] != own["injections"]
+    assert small["injections"] < own["injections"]
+    families = {id(c.resolved_family): c.resolved_family for c in paper.CLAIMS if hasattr(c.resolved_family, "at")}
+    for family in families.values():
+        for setting in ("quick", "full"):
+            assert {} in family.at(setting).values() and 2 <= len(family.at(setting)) <= 4
+    assert {"dataset": "cora_ml"} in paper.CLAIMS[4].resolved_family.at("quick").values()
+
+
+def test_count_claims_need_a_whole_count_not_a_rounding_size_one():
+    near_zero = GOOD["soundness"] | {"flips": 1e-12, "three_hop_violations_paper": 1e-12}
+    assert paper.CLAIMS[2].evaluate(near_zero).status == "fails"
+    assert paper.CLAIMS[3].evaluate(near_zero).status == "fails"
+    assert paper.CLAIMS[4].evaluate(GOOD["own_smoothing"] | {"samplewise_5pct": 0.005 + 1e-12}).status == "fails"

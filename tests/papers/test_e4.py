@@ -8,9 +8,10 @@ from icml24.core.params import parse_value
 from icml24.core.runner import execute, plan
 from icml24.core.verdicts import aggregate, claims_of
 from icml24.papers import e4 as paper
+from icml24.papers.e4 import claims, experiments
 
-EOO, RANDOM, HORIZON, STOP = (paper.end_of_optimism_regret, paper.random_regret, paper.regret_vs_horizon,
-                              paper.stopping_vs_horizon)
+EOO, RANDOM = experiments.end_of_optimism_regret, experiments.random_regret
+HORIZON, STOP = experiments.regret_vs_horizon, experiments.stopping_vs_horizon
 D2 = {"instance": "eoo", "d": 2, "eps": 0.01}
 R = {"instance": "random", "K": 20, "d": 10}
 
@@ -56,13 +57,13 @@ def _seed(**regrets):
 def test_best_baseline_is_the_minimum_of_mean_regrets_not_the_mean_of_minima():
     per_seed = [_seed(phaelimd=100.0, rs_oful=900.0, endoa=500.0, e4=50.0),
                 _seed(phaelimd=900.0, rs_oful=100.0, endoa=500.0, e4=50.0)]
-    summary = paper._best_baselines(per_seed)
+    summary = experiments._best_baselines(per_seed)
     assert summary[labelled("best_baseline_regret", **D2, T=10_000)] == 500.0  # EndOA's mean; the mean of minima: 100
     assert summary[labelled("best_batched_baseline_regret", **D2, T=10_000)] == 500.0
     batches = {labelled("batches", instance="eoo", d=d, alg=alg): v for d, alg, v in (
         (2, "e4", 3.0), (2, "phaelimd", 4.0), (2, "rs-oful", 30.0), (3, "e4", 3.0), (3, "phaelimd", 3.0),
         (3, "rs-oful", 40.0))}
-    summary = paper._best_baselines([batches] * 2)
+    summary = experiments._best_baselines([batches] * 2)
     assert summary[labelled("fewest_batched_baseline_batches", instance="eoo", d=2)] == 4.0
     assert summary["e4_batches_over_fewest_batched_baseline"] == 1.0  # the worst instance, d=3
 
@@ -78,8 +79,9 @@ BOUNDS = {"largest_T": 1e6, "batch_bound_largest_T": 7.8, "log2_largest_T": 19.9
 
 @pytest.mark.parametrize("claim_index,bad", [
     (0, {**_seed(e4=900.0), labelled("best_baseline_regret", **D2, T=10_000): 1000.0}),
-    (1, {"e4_three_batch_frac": 0.6, "e4_batches_over_fewest_batched_baseline": 0.75}),
-    (1, {"e4_three_batch_frac": 1.0, "e4_batches_over_fewest_batched_baseline": 1.0}),  # PhaElimD also in 3
+    (1, {"e4_at_most_three_batch_frac": 0.6, "e4_batches_over_fewest_batched_baseline": 0.75}),
+    (1, {"e4_at_most_three_batch_frac": 1.0, "e4_batches_over_fewest_batched_baseline": 1.0}),  # PhaElimD also 3
+    (1, {"e4_at_most_three_batch_frac": 1.0, "e4_batches_over_fewest_batched_baseline": 1.0 - 1e-12}),  # rounding
     (2, {labelled("regret", instance="random", K=50, d=20, protocol="random_order", alg="e4"): 24_500.0,
          labelled("best_baseline_regret", instance="random", K=50, d=20, protocol="random_order"): 5_900.0,
          labelled("best_baseline_regret", instance="random", K=3, d=2, protocol="random_order"): 1e6}),
@@ -110,10 +112,10 @@ def test_the_random_claims_read_whatever_instance_the_user_ran():
 
 def test_every_experiment_has_a_claim_and_settings():
     assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
-    summaries = {HORIZON.name: paper._horizon_summary, STOP.name: paper._stopping_summary}
+    summaries = {HORIZON.name: experiments._horizon_summary, STOP.name: experiments._stopping_summary}
     for exp in paper.PAPER.experiments.values():
         assert exp.threads == 1
-        assert exp.summarize is summaries.get(exp.name, paper._best_baselines)
+        assert exp.summarize is summaries.get(exp.name, experiments._best_baselines)
         for setting in ("quick", "full", "smoke"):
             exp.config(setting=setting)
     assert EOO.seeds == {"quick": 5, "full": 10, "smoke": 1}
@@ -133,7 +135,7 @@ def test_horizon_summary_is_the_growth_of_mean_regret_per_log_t():
     key = {"instance": "eoo", "d": 2, "eps": 0.01, "alg": "e4"}
     per_seed = [{labelled("regret_per_logT", **key, T=100): 10.0, labelled("regret_per_logT", **key, T=1000): 12.0},
                 {labelled("regret_per_logT", **key, T=100): 30.0, labelled("regret_per_logT", **key, T=1000): 28.0}]
-    assert paper._horizon_summary(per_seed) == {labelled("growth_last", **key): pytest.approx(40.0 / 40.0)}
+    assert experiments._horizon_summary(per_seed) == {labelled("growth_last", **key): pytest.approx(40.0 / 40.0)}
     with pytest.raises(ValueError, match="must be eoo:d:eps or random:K:d"):
         HORIZON(Context(seed=0, out_dir="."), instances=["circle:3"], horizons=[100])
 
@@ -142,9 +144,9 @@ def test_stopping_summary_is_the_first_horizon_where_half_the_runs_pass():
     key = {**R, "generator": "official", "alg": "e4-gamma10"}
     per_seed = [{labelled("chernoff_passed", **key, T=t): float(p) for t, p in zip((10**5, 10**6, 10**7), ps)}
                 for ps in ((0, 1, 1), (0, 0, 1))]
-    assert paper._stopping_summary(per_seed) == {labelled("first_pass_T", **key): 1e6}
+    assert experiments._stopping_summary(per_seed) == {labelled("first_pass_T", **key): 1e6}
     never = [{labelled("chernoff_passed", **key, T=10**5): 0.0}]
-    assert paper._stopping_summary(never) == {labelled("first_pass_T", **key): 0.0}
+    assert experiments._stopping_summary(never) == {labelled("first_pass_T", **key): 0.0}
 
 
 def test_the_stopping_record_holds_the_statistic_and_threshold_per_run(tmp_path):
@@ -182,6 +184,74 @@ def test_every_e4_setting_runs_the_null_on_the_same_reward_streams(tmp_path):
         assert uniform[labelled("regret", **D2, alg=alg, T=10_000)] > 9 * uniform[labelled("regret", **D2, alg=alg,
                                                                                            T=1000)]  # linear
     with pytest.raises(ValueError, match="e4_slot must be one of"):
-        EOO(ctx, **small, e4_slot="oracle")
+        EOO(ctx, **small, e4_slot="truth")
     assert {n.overrides["e4_slot"] for e in paper.PAPER.experiments.values() for n in e.nulls()} == {
         "phaelimd", "round-robin"}
+
+
+def test_the_oracle_plays_the_optimal_arm_in_every_e4_slot_on_the_same_streams(tmp_path):
+    ctx = Context(seed=0, out_dir=tmp_path)
+    small = {"instances": ["2:0.01:1500"], "algorithms": ["e4", "phaelimd", "rs-oful"]}
+    oracle, method = EOO(ctx, **small, e4_slot="oracle"), EOO(ctx, **small)
+    at = {**D2, "T": 1500}
+    assert oracle[labelled("regret", **at, alg="e4")] == 0.0 and oracle[labelled("batches", **at, alg="e4")] == 1.0
+    assert oracle[labelled("regret", **at, alg="phaelimd")] == method[labelled("regret", **at, alg="phaelimd")] > 0
+    assert oracle[labelled("at_most_three_batches", **at, alg="e4")] == 1.0
+    assert oracle[labelled("three_batch", **at, alg="e4")] == 0.0 and oracle["e4_at_most_three_batch_frac"] == 1.0
+    summary = experiments._best_baselines([oracle])
+    assert summary["e4_batches_over_fewest_batched_baseline"] < 1.0
+    horizon = HORIZON(ctx, instances=["random:5:3"], horizons=[1000, 4000],
+                      algorithms=["e4", "e4-instance", "phaelimd"], e4_slot="oracle")
+    assert all(horizon[labelled("regret", instance="random", K=5, d=3, alg=alg, T=4000)] == 0.0
+               for alg in ("e4", "e4-instance"))
+    stop = STOP(ctx, instances=["5:3"], horizons=[1000], generators=["official"], e4_slot="oracle")
+    assert stop[labelled("chernoff_passed", instance="random", K=5, d=3, generator="official", alg="e4-gamma10",
+                         T=1000)] == 1.0  # it commits at once: what a perfect stopping test certifies
+    assert {c.resolved_oracle.overrides["e4_slot"] for c in paper.CLAIMS} == {"oracle"}
+
+
+def test_the_end_of_optimism_claims_read_the_smallest_d_and_eps_run_and_report_the_sequential_baselines():
+    member = {**_seed(e4=50.0, phaelimd=900.0, rs_oful=1000.0, endoa=800.0)}
+    member = {k.replace("eps=0.01", "eps=0.1"): v for k, v in member.items()}  # only d=2, eps=0.1 was run
+    summary = experiments._best_baselines([member])
+    assert paper.CLAIMS[0].evaluate({**member, **summary}).status == "holds"
+    worse = {**member, labelled("regret", instance="eoo", d=2, eps=0.1, T=10_000, alg="e4"): 500.0}
+    assert paper.CLAIMS[0].evaluate({**worse, **experiments._best_baselines([worse])}).status == "fails"
+    both = {**_seed(e4=900.0, phaelimd=1000.0, rs_oful=1000.0, endoa=1000.0), **member}  # d=2: 0.01 is read
+    assert claims._headline(experiments._best_baselines([both]), "best_baseline_regret")["eps"] == 0.01
+    runs = [_seed(e4=186.0, phaelimd=1000.0, rs_oful=1100.0, endoa=850.0, linucb=45.6, lints=16.1)]
+    assert experiments._best_baselines(runs)[labelled("best_sequential_regret", **D2, T=10_000)] == 16.1
+    regime = paper.REGIMES[-1]
+    assert regime.experiment is EOO and labelled("headline_regret", alg="lints") in regime.metrics
+
+
+def test_the_headline_instance_reports_every_algorithm_under_one_name(tmp_path):
+    small = {"instances": ["3:0.01:800", "2:0.2:600", "2:0.05:700"], "algorithms": ["e4", "phaelimd", "linucb"],
+             "sequential_max_horizon": 1000}
+    m = EOO(Context(seed=0, out_dir=tmp_path), **small)
+    at = {"instance": "eoo", "d": 2, "eps": 0.05, "T": 700}  # smallest d, then eps
+    for alg in ("e4", "phaelimd", "linucb"):
+        assert m[labelled("headline_regret", alg=alg)] == m[labelled("regret", **at, alg=alg)]
+    assert m[labelled("headline_batches", alg="linucb")] == 700.0  # one pull per batch
+    assert "45.6" in paper.CLAIMS[0].text and "LinTS" in paper.CLAIMS[0].text
+
+
+def test_a_rounding_sized_gain_is_no_gain():
+    labels = {"instance": "random", "K": 50, "d": 20, "protocol": "random_order"}
+    tie = {labelled("regret", **labels, alg="e4"): 1000.0 - 1e-10, labelled("best_baseline_regret", **labels): 1000.0}
+    assert paper.CLAIMS[2].evaluate(tie).status == "fails"
+    assert paper.CLAIMS[2].evaluate({**tie, labelled("regret", **labels, alg="e4"): 999.0}).status == "holds"
+    assert not claims._below(1.0 - 1e-12, 1.0) and claims._below(0.0, 1.0)
+    near = {**_horizon("e4-instance", 1.0, 9.0, 62_000.0 - 1e-9), **_horizon("phaelimd", 1.0, 4.0, 62_000.0), **BOUNDS}
+    assert paper.CLAIMS[6].evaluate(near).status == "fails"
+
+
+def test_every_family_keeps_the_default_and_names_real_parameters():
+    for exp in paper.PAPER.experiments.values():
+        for family in exp.families():
+            assert {} in family.at("quick").values() and 0 < family.share <= 1
+            for member in family.at("quick"):
+                config = exp.member_config(family, member, "quick")
+                if "instance_seed" in family.at("quick")[member]:
+                    assert config["instance_seed"] >= 1000  # disjoint from the seeds settings were chosen on
+    assert all(c.resolved_family is not None for c in paper.CLAIMS)

@@ -6,8 +6,9 @@ from icml24.core import Context, labelled
 from icml24.core.runner import execute, plan
 from icml24.core.verdicts import aggregate, claims_of
 from icml24.papers import hellinger_sdr as paper
+from icml24.papers.hellinger_sdr import claims, experiments
 
-EXP = paper.single_index
+EXP = experiments.single_index
 
 
 def _err(model: str, init: str, refined: bool, design: str = "gaussian", beta: str = "sparse") -> str:
@@ -58,7 +59,7 @@ def test_summary_uses_means_over_seeds():
         {_err("linear", "dr", False): 0.3, _err("linear", "dr", True): 0.0, _err("sine", "dr", False): 0.5,
          _err("sine", "dr", True): 0.2},
     ]
-    out = paper._single_index_summary(per_seed)
+    out = experiments._single_index_summary(per_seed)
     assert out["max_mean_error_increase"] == pytest.approx(-0.05)  # linear: 0.15 - 0.2; sine: 0.15 - 0.5
     assert out["dr_models_improved_sparse"] == 2.0
     assert out["dr_refined_win_fraction"] == 0.75
@@ -176,7 +177,7 @@ def test_heavy_tailed_summary_counts_models_and_gains():
     per_seed = [{_err("linear", "dr", False, "t3"): 0.3, _err("linear", "dr", True, "t3"): 0.1,
                  _err("sine", "dr", False, "t3"): 0.2, _err("sine", "dr", True, "t3"): 0.3,
                  _err("linear", "dr", False): 0.1, _err("linear", "dr", True): 0.1}] * 2
-    out = paper._single_index_summary(per_seed)
+    out = experiments._single_index_summary(per_seed)
     assert out["t3_dr_models_improved"] == 1.0 and out["t3_dr_mean_gain"] == pytest.approx(0.05)
     assert out["max_mean_error_increase"] == pytest.approx(0.0)  # the Gaussian design only
 
@@ -188,7 +189,7 @@ def test_a_rounding_sized_gain_is_not_an_improvement():
                  **{_err(m, "dr", True): 0.2 + 1e-3 * s - 2e-16 for m in models},
                  **{_err(m, "dr", False, "t3"): 0.3 for m in models}, **{_err(m, "dr", True, "t3"): 0.3 - 3e-17
                                                                          for m in models}} for s in range(3)]
-    out = paper._single_index_summary(per_seed)
+    out = experiments._single_index_summary(per_seed)
     assert out["dr_models_improved_sparse"] == 0.0 and out["dr_refined_win_fraction"] == 0.0
     assert out["t3_dr_models_improved"] == 0.0
     assert paper.CLAIMS[0].evaluate(out).status == "fails"
@@ -206,3 +207,38 @@ def test_linear_model_is_recovered_by_every_initializer():
         direction = make_initializer(name, random_state=0).fit(X, y).directions_
         bound = 0.3 if name == "save" else 0.1  # SAVE's second moments see a linear index only weakly
         assert subspace_distance(direction, beta) <= bound, name
+
+
+def test_the_oracle_puts_the_true_direction_in_the_refined_slot(tmp_path):
+    small = {"models": ["linear", "quadratic"], "initializers": ["sir"], "refine": ["sir"], "refine_quadratic": [],
+             "n": 80}
+    truth = EXP(Context(seed=0, out_dir=tmp_path), **small, refiner="truth")
+    none = EXP(Context(seed=0, out_dir=tmp_path), **small, refiner="none")
+    for model in ("linear", "quadratic"):
+        assert truth[_err(model, "sir", True)] == pytest.approx(0.0, abs=1e-12)  # beta itself
+        assert truth[_err(model, "sir", False)] == none[_err(model, "sir", False)]  # same data and initializer
+        assert truth[labelled("b_gap", beta="sparse", design="gaussian", init="sir", model=model)] == 0.0
+    assert {c.resolved_oracle.overrides["refiner"] for c in paper.CLAIMS} == {"truth"}
+
+
+def test_the_dimension_member_adds_inert_covariates_and_keeps_the_official_draw():
+    import numpy as np
+
+    official = experiments._instance("sine", np.random.default_rng(3), 50, True, 0.2, False, "gaussian", 10)
+    wide = experiments._instance("sine", np.random.default_rng(3), 50, True, 0.2, False, "gaussian", 20)
+    assert wide[0].shape == (50, 20) and np.array_equal(wide[0][:, :10], official[0])
+    assert np.array_equal(wide[1], official[1]) and np.array_equal(wide[2][10:], np.zeros(10))
+    heavy = experiments._instance("linear", np.random.default_rng(3), 400, True, 0.2, False, "t3", 14)
+    assert heavy[0].shape == (400, 14) and abs(float(heavy[0][:, 10:].std()) - 1.0) < 0.25  # unit-variance t(3)
+    with pytest.raises(ValueError, match="dimension must be"):
+        experiments._instance("sine", np.random.default_rng(3), 50, True, 0.2, False, "gaussian", 5)
+
+
+def test_the_family_keeps_the_official_instance_and_names_real_parameters():
+    family = claims.MODELS_FAMILY
+    assert {} in family.at("quick").values() and {} in family.at("full").values()
+    assert len(family.at("quick")) == 3 and family.required(3) == 2 and family.required(4) == 3
+    for claim in paper.CLAIMS:
+        assert claim.resolved_family is family and "two thirds" in claim.text
+    for member in family.at("full"):
+        EXP.member_config(family, member, "full")

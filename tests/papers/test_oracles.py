@@ -49,6 +49,20 @@ def _smoke(exp, overrides, tmp_path):
     return aggregate(records, exp)
 
 
+# Claims whose oracle does not reach them at smoke, found by this test (#56, open): each is a miscalibrated bar to fix
+# (the bar or the metric, never the method). The test requires them still to fail, so a fix takes its entry off.
+MISCALIBRATED = {
+    ("tall-masks:text_merging", 0): "'above the merged model it is cut from': at smoke the barely fine-tuned models "
+    "score below their task-arithmetic merge (normalized accuracy 1.04), so even the fine-tuned models themselves in "
+    "the reconstruction's slot are not above it; the bar presumes fine-tuning beats merging",
+    ("tall-masks:text_merging", 1): "the same bar, and the storage ratio under 0.3 presumes many tasks: at smoke's "
+    "task counts theta_0 + tau_MTL + T masks measure 0.70 of the T checkpoints whatever the models",
+    ("tall-masks:text_merging", 2): "Consensus >= TA with the fine-tuned models in Consensus's slot: the same smoke "
+    "merge above its barely fine-tuned models (1.04 against 1)",
+    ("tall-masks:merging_large_vectors", 0): "the same bar on the digit MLPs at smoke",
+}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("exp, oracle", ORACLE_RUNS, ids=[f"{e.key}[{o.label}]" for e, o in ORACLE_RUNS])
 def test_the_oracle_holds_every_claim_resting_on_it(exp, oracle, tmp_path):
@@ -58,6 +72,10 @@ def test_the_oracle_holds_every_claim_resting_on_it(exp, oracle, tmp_path):
     assert resting
     for claim in resting:  # a full-only claim's check is still applied to the oracle's smoke metrics
         verdict = claim.evaluate(metrics)
+        pending = MISCALIBRATED.get((exp.key, claims_of(exp).index(claim)))
+        if pending:
+            assert verdict.status == "fails", f"{claim.text!r} now holds for its oracle: take it off MISCALIBRATED"
+            continue
         assert verdict.status == "holds", (f"{claim.text!r} {verdict.status} for its oracle {oracle.label!r}: "
                                            f"{verdict.measured} {verdict.message}")
 

@@ -8,6 +8,7 @@ import torch
 from icml24.core.runner import execute, plan
 from icml24.core.verdicts import aggregate, claims_of
 from icml24.papers import rpg as paper
+from icml24.papers.rpg import claims, experiments
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +64,61 @@ def test_the_gain_claim_needs_both_object_counts():
     assert claim.evaluate(noisy).status == "fails"
 
 
+def test_the_gain_claim_reads_every_object_count_of_the_instance_at_its_bar():
+    claim = paper.CLAIMS[0]
+    assert [claims.bar(k) for k in (2, 3, 4, 5, 6)] == [0.15, 0.15, 0.20, 0.20, 0.20]
+    six = {"gain_6obj": 0.25, "gain_6obj_se": 0.01}  # the family's 6-object member: only k = 6 was measured
+    assert claim.evaluate(six).status == "holds"
+    assert claim.evaluate({**six, "gain_6obj": 0.21}).status == "fails"  # 0.21 - 0.02 is under the 4-object bar
+    three = {"gain_2obj": 0.3, "gain_2obj_se": 0.01, "gain_3obj": 0.16, "gain_3obj_se": 0.01}
+    assert claim.evaluate(three).status == "fails" and claim.evaluate({**three, "gain_3obj": 0.2}).status == "holds"
+    assert claim.evaluate({"middle_beta_advantage": 0.1}).status == "fails"  # no gain measured: nothing holds
+
+
+def test_a_rounding_size_advantage_does_not_count():
+    assert paper.CLAIMS[1].evaluate({"middle_beta_advantage": 1e-12}).status == "fails"
+    assert paper.CLAIMS[1].evaluate({"middle_beta_advantage": 1 / (4 * 200 * 60)}).status == "holds"  # one step
+
+
+def test_every_claim_reads_the_object_count_family():
+    for claim in paper.CLAIMS:
+        family = claim.resolved_family
+        assert family.at("quick") == {"2-5 objects": {}, "6 objects": {"num_objects": [6]}}
+        assert family.required(2) == 2
+    assert [type(c.resolved_oracle).__name__ for c in paper.CLAIMS] == ["Oracle", "NoOracle", "Oracle"]
+
+
+class _Evaluator:
+    def __init__(self, correct):
+        self.correct = torch.tensor(correct)
+
+    def slot_correct(self, images, entities):
+        return self.correct
+
+
+def test_the_editing_oracle_fixes_every_flagged_slot_and_breaks_none():
+    rounds = experiments._truth_edits(_Evaluator([[True, False], [False, False]]), None, None, rounds=2)
+    assert [(r.wrong_before, r.fixed, r.broken, r.accuracy_after) for r in rounds] == [(3, 3, 0, 1.0), (0, 0, 0, 1.0)]
+
+
+def test_the_oracles_fill_rpg_slot_on_the_same_prompts(smoke):
+    folder, exp, records = smoke
+    runs = {}
+    for oracle in (paper.CLAIMS[0].resolved_oracle, paper.CLAIMS[2].resolved_oracle):
+        task = plan([exp], seeds=[0], setting="smoke", grid=[oracle.overrides], store_folder=folder)[0]
+        runs[next(iter(oracle.overrides))] = execute(task).metrics
+    truth, edits = runs["generation"], runs["editing"]
+    for k in (2, 3, 4, 5):  # binding 1 at every count, against the same full-prompt images
+        assert truth[f"rpg_binding_{k}obj"] == 1.0 and truth[f"full_binding_{k}obj"] == records[0].metrics[
+            f"full_binding_{k}obj"]
+        assert truth[f"gain_{k}obj"] == pytest.approx(1.0 - truth[f"full_binding_{k}obj"])
+    assert paper.CLAIMS[0].evaluate(truth).status == "holds"
+    assert edits["edit_round1_fixed_fraction"] == 1.0 and edits["edit_round1_broken_fraction"] == 0.0
+    assert edits["rpg_binding_2obj"] == records[0].metrics["rpg_binding_2obj"]  # RPG's own images before the edit
+    with pytest.raises(ValueError, match="editing must be one of"):
+        exp.fn(None, **{**exp.config(setting="smoke"), "editing": "sdedit"})
+
+
 def test_settings_follow_the_issue():
     exp = paper.PAPER.experiments["binding"]
     defaults = exp.defaults()
@@ -72,7 +128,7 @@ def test_settings_follow_the_issue():
     assert {claim.experiment.name for claim in paper.CLAIMS} == set(paper.PAPER.experiments)
     # the quick model is the validation-chosen default (no override), and every claim is judged at quick
     assert "channels" not in exp.quick and "train_steps" not in exp.quick
-    assert defaults["channels"] == paper.CHANNELS and defaults["train_steps"] == paper.TRAIN_STEPS
+    assert defaults["channels"] == experiments.CHANNELS and defaults["train_steps"] == experiments.TRAIN_STEPS
     assert all(claim.setting != "full" for claim in paper.CLAIMS)
 
 
@@ -108,4 +164,4 @@ def test_bad_sampling_settings_are_clear_errors(steps, guidance, message):
     tiny = TextDiffusion(channels=8, train_steps=1, batch_size=4,
                          random_state=torch.Generator().manual_seed(0)).fit(images, tokenize(captions))
     with pytest.raises(ValueError, match=message):
-        paper.generate_full(tiny, ["red circle"], torch.zeros(1, 3, 16, 16), torch.Generator(), steps, guidance)
+        experiments.generate_full(tiny, ["red circle"], torch.zeros(1, 3, 16, 16), torch.Generator(), steps, guidance)

@@ -5,6 +5,7 @@ import torch
 
 from icml24.core import Context
 from icml24.papers import tall_masks as paper
+from icml24.papers.tall_masks import experiments
 
 TEXT = {"task_counts": [2, 3], "size": "tiny", "steps": 6, "lr": 3e-3, "num_train": 24, "max_length": 12}
 SWEEP = {"lrs": [1e-3, 3e-3], "steps": [2, 6], "size": "tiny", "num_train": 24, "max_length": 12}
@@ -25,7 +26,7 @@ def cache(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def text_metrics(tmp_path_factory, cache):
-    return paper.text_merging(Context(seed=0, out_dir=tmp_path_factory.mktemp("tm"), cache_dir=cache), **TEXT)
+    return experiments.text_merging(Context(seed=0, out_dir=tmp_path_factory.mktemp("tm"), cache_dir=cache), **TEXT)
 
 
 def test_text_merging_reports_every_method_per_count_and_unprefixed_for_the_largest(text_metrics):
@@ -43,57 +44,58 @@ def test_text_merging_reports_every_method_per_count_and_unprefixed_for_the_larg
 def test_fine_tunings_are_cached_per_task_and_seed(text_metrics, cache, tmp_path, monkeypatch):
     assert len(list(cache.glob("text-finetune-*.pt"))) == 3
     calls = []
-    original = paper.TextMergingSetting.finetune
-    monkeypatch.setattr(paper.TextMergingSetting, "finetune", lambda *a, **k: calls.append(1) or original(*a, **k))
-    again = paper.text_merging(Context(seed=0, out_dir=tmp_path, cache_dir=cache), **TEXT)
+    original = experiments.TextMergingSetting.finetune
+    monkeypatch.setattr(experiments.TextMergingSetting, "finetune",
+                        lambda *a, **k: calls.append(1) or original(*a, **k))
+    again = experiments.text_merging(Context(seed=0, out_dir=tmp_path, cache_dir=cache), **TEXT)
     assert calls == [] and again == text_metrics  # loaded, not fine-tuned again: the same numbers
-    other = paper.text_merging(Context(seed=1, out_dir=tmp_path, cache_dir=cache), **TEXT)
+    other = experiments.text_merging(Context(seed=1, out_dir=tmp_path, cache_dir=cache), **TEXT)
     assert len(calls) == 3 and other["tau_rel_norm"] != text_metrics["tau_rel_norm"]  # a new seed fine-tunes anew
 
 
 def test_the_nulls_fill_the_method_slots(tmp_path, cache, text_metrics):
     ctx = lambda: Context(seed=0, out_dir=tmp_path, cache_dir=cache)  # noqa: E731
-    none = paper.text_merging(ctx(), **TEXT, masks="none")
+    none = experiments.text_merging(ctx(), **TEXT, masks="none")
     assert none["tall_ta_norm_acc"] == none["ta_norm_acc"] == text_metrics["ta_norm_acc"]
     assert none["tall_ta_density"] == 1.0 and none["catastrophic_frac"] == 0.0 == none["selfish_frac_growth"]
-    rand = paper.text_merging(ctx(), **TEXT, masks="random")
+    rand = experiments.text_merging(ctx(), **TEXT, masks="random")
     assert rand["tall_ta_density"] == text_metrics["tall_ta_density"]  # same count per task, random places
-    empty = paper.text_merging(ctx(), **TEXT, consensus_k=99)
+    empty = experiments.text_merging(ctx(), **TEXT, consensus_k=99)
     assert empty["consensus_ta_norm_acc"] == empty["zeroshot_norm_acc"] == empty["consensus_ties_norm_acc"]
     with pytest.raises(ValueError, match="masks"):
-        paper.text_merging(ctx(), **TEXT, masks="bogus")
+        experiments.text_merging(ctx(), **TEXT, masks="bogus")
     with pytest.raises(ValueError, match="task counts"):
-        paper.text_merging(ctx(), **{**TEXT, "task_counts": [2, 99]})
+        experiments.text_merging(ctx(), **{**TEXT, "task_counts": [2, 99]})
 
 
 def test_the_sweep_chooses_on_validation_only_and_its_null_takes_no_step(tmp_path, cache):
-    m = paper.text_regime_sweep(Context(seed=0, out_dir=tmp_path, cache_dir=cache), **SWEEP, tolerance=1.0)
+    m = experiments.text_regime_sweep(Context(seed=0, out_dir=tmp_path, cache_dir=cache), **SWEEP, tolerance=1.0)
     assert _finite(m) and not any("test" in k or "norm_acc" in k for k in m)
     smallest = min(m[f"lr{i}_s{s}_tau_rel_norm"] for i in (0, 1) for s in (2, 6))
     assert m["chosen_tau_rel_norm"] == smallest and (m["chosen_lr"], m["chosen_steps"]) == (1e-3, 2.0)
-    best = paper.text_regime_sweep(Context(seed=0, out_dir=tmp_path, cache_dir=cache), **SWEEP)  # default: the best
+    best = experiments.text_regime_sweep(Context(seed=0, out_dir=tmp_path, cache_dir=cache), **SWEEP)  # the best
     accs = {(lr, s): best[f"lr{i}_s{s}_val_acc"] for i, lr in enumerate(SWEEP["lrs"]) for s in SWEEP["steps"]}
     assert best["chosen_val_acc"] == best["best_val_acc"] == max(accs.values())
     assert accs[(best["chosen_lr"], int(best["chosen_steps"]))] == best["best_val_acc"]
     tag = f"lr{SWEEP['lrs'].index(best['chosen_lr'])}_s{int(best['chosen_steps'])}_"
     assert best["chosen_min_gain"] == best[tag + "min_gain"] <= best[tag + "val_acc"] - best["zeroshot_val_acc"]
-    null = paper.text_regime_sweep(Context(seed=0, out_dir=tmp_path, cache_dir=cache), **SWEEP, finetune=False)
+    null = experiments.text_regime_sweep(Context(seed=0, out_dir=tmp_path, cache_dir=cache), **SWEEP, finetune=False)
     assert null["chosen_val_acc"] == null["zeroshot_val_acc"] and paper.CLAIMS[4].evaluate(null).status == "fails"
     with pytest.raises(ValueError, match="lrs"):
-        paper.text_regime_sweep(Context(seed=0), lrs=[-1.0])
+        experiments.text_regime_sweep(Context(seed=0), lrs=[-1.0])
 
 
 def test_digit_findings_run_and_never_touch_the_global_torch_rng(tmp_path, cache):
     ctx = Context(seed=3, out_dir=tmp_path, cache_dir=cache)  # a Context seeds the global generators when made
     before = torch.random.get_rng_state()
-    broad = paper.merging(ctx, **DIGITS)
-    large = paper.merging_large_vectors(ctx, **LARGE)
+    broad = experiments.merging(ctx, **DIGITS)
+    large = experiments.merging_large_vectors(ctx, **LARGE)
     assert torch.equal(torch.random.get_rng_state(), before)
     for m in (broad, large):
         assert _finite(m) and set(REGIME) <= set(m) and "t3_consensus_ta_norm_acc" in m and m["num_tasks"] == 3
-    assert paper.merging(Context(seed=3, out_dir=tmp_path, cache_dir=cache), **DIGITS) == broad
+    assert experiments.merging(Context(seed=3, out_dir=tmp_path, cache_dir=cache), **DIGITS) == broad
     with pytest.raises(ValueError, match="counts"):
-        paper.merging_large_vectors(Context(seed=0), task_counts=[1])
+        experiments.merging_large_vectors(Context(seed=0), task_counts=[1])
 
 
 def test_experiments_compute_one_seed_with_typed_list_parameters():
@@ -101,9 +103,10 @@ def test_experiments_compute_one_seed_with_typed_list_parameters():
         assert "seeds" not in exp.parameters() and exp.threads == (0 if exp.name.startswith("text_") else 1)
         assert exp.seeds["smoke"] == 1 and exp.seeds["quick"] >= 1
         exp.config(setting="smoke")
-    assert paper.text_merging.parameters()["task_counts"] == list[int]
-    assert paper.text_regime_sweep.parameters()["lrs"] == list[float]
-    assert max(paper.text_merging.quick["task_counts"]) == 8 and max(paper.text_merging.full["task_counts"]) == 14
+    assert experiments.text_merging.parameters()["task_counts"] == list[int]
+    assert experiments.text_regime_sweep.parameters()["lrs"] == list[float]
+    assert max(experiments.text_merging.quick["task_counts"]) == 8
+    assert max(experiments.text_merging.full["task_counts"]) == 14
 
 
 # ---- every claim can fail: a plausible bad metric dict gives `fails`, a good one `holds` -------------------------
@@ -138,3 +141,55 @@ def test_every_claim_can_fail(index, bad):
 
 def test_every_claim_is_covered_by_a_failing_case():
     assert {index for index, _ in BAD} == set(range(len(paper.CLAIMS)))
+
+
+def test_the_oracle_puts_the_fine_tuned_models_in_the_reconstructions_and_merges_slots(tmp_path, cache, text_metrics,
+                                                                                         monkeypatch):
+    oracle = experiments.text_merging(Context(seed=0, out_dir=tmp_path, cache_dir=cache), **TEXT, masks="finetuned")
+    for slot in experiments.ORACLE_SLOTS:
+        for count in (2, 3):
+            assert oracle[f"t{count}_{slot}_norm_acc"] == 1.0  # each fine-tuned model over itself
+        assert oracle[f"{slot}_acc"] == pytest.approx(oracle["individual_acc"])
+    assert oracle["tall_ta_min_norm_acc"] == 1.0
+    for key in ("ta_norm_acc", "ties_norm_acc", "zeroshot_norm_acc", "storage_ratio", "selfish_frac_growth"):
+        assert oracle[key] == text_metrics[key]  # the merges, masks and storage stay measured
+    assert all(c.resolved_oracle.overrides == {"masks": "finetuned"} for c in paper.CLAIMS if c.experiment.name
+               in ("text_merging", "merging", "merging_large_vectors") and hasattr(c.resolved_oracle, "overrides"))
+    calls = []
+    monkeypatch.setattr(experiments.TextMergingSetting, "finetune", lambda *a, **k: calls.append(1))
+    perfect = experiments.text_regime_sweep(Context(seed=0, out_dir=tmp_path, cache_dir=cache), **SWEEP, perfect=True)
+    assert calls == [] and perfect["chosen_val_acc"] == 1.0 and perfect["chosen_tau_rel_norm"] == 0.0
+    assert paper.CLAIMS[4].evaluate(perfect).status == "holds"  # unless the zero-shot head is already >= 95%
+
+
+def test_fine_tuned_in_slots_scores_each_fine_tuned_model_over_itself():
+    metrics = {f"{p}{slot}_{k}": 0.5 for p in ("", "t2_", "t3_") for slot in experiments.ORACLE_SLOTS
+               for k in ("norm_acc", "acc")}
+    details = {"individual_test": [0.8, 0.0, 0.5], **{f"t{c}": {"normalized": {}} for c in (2, 3)}}
+    experiments.fine_tuned_in_slots(metrics, details, [2, 3])
+    assert metrics["t2_tall_ta_norm_acc"] == 0.5  # a task its fine-tuned model gets nothing of scores 0 (protocol)
+    assert metrics["tall_ties_norm_acc"] == pytest.approx(2 / 3)
+    assert metrics["consensus_ta_acc"] == pytest.approx(1.3 / 3)
+    assert metrics["tall_ta_min_norm_acc"] == 0.0 and details["t3"]["normalized"]["tall_ta"] == [1.0, 0.0, 1.0]
+
+
+def test_families_over_task_counts_keep_the_settings_own_instance():
+    text, sweep = paper.CLAIMS[0].resolved_family, paper.CLAIMS[4].resolved_family
+    assert all(c.resolved_family is text for c in paper.CLAIMS[:4])
+    assert list(text.at("quick").values()) == [{}, {"task_counts": [2, 4]}, {"task_counts": [3, 6]}]
+    assert {"task_counts": [6, 11]} in text.at("full").values() and text.required(3) == 2 and text.required(4) == 3
+    assert list(sweep.at("quick").values()) == [{}, {"num_tasks": 4}, {"num_tasks": 8}]
+    assert {"num_tasks": 2} in sweep.at("full").values()  # full's own instance is 4 tasks
+    for claim in paper.CLAIMS:
+        assert "at least 2 of 3" in claim.text and not claim.resolved_family.cheap
+
+
+def test_a_rounding_size_difference_does_not_count():
+    """1e-12 of normalized accuracy or of a weight share is rounding (one text: >= 5e-4; one weight: >= 1e-9)."""
+    assert 1e-12 < paper.claims.ACC_TOL < 5e-4 and 1e-12 < paper.claims.SHARE_TOL < 1e-9
+    tied = {**GOOD, "tall_ta_norm_acc": 0.995, "ta_norm_acc": 0.995 - 1e-12}
+    assert paper.CLAIMS[0].evaluate(tied).status == "fails" and paper.CLAIMS[1].evaluate(tied).status == "fails"
+    below = {**GOOD, "consensus_ta_norm_acc": GOOD["ta_norm_acc"] - 1e-12}
+    assert paper.CLAIMS[2].evaluate(below).status == "holds"  # equal up to rounding is not worse
+    assert paper.CLAIMS[3].evaluate({**GOOD, "selfish_frac_growth": 1e-12}).status == "fails"
+    assert paper.CLAIMS[3].evaluate({**GOOD, "catastrophic_frac_min_step": -1e-12}).status == "holds"

@@ -3,7 +3,7 @@
 - MXFP4 against torchao (recorded by tools/parity/record_bie.py from pytorch/ao v0.18.0): bit-identical
   quantize-dequantize on random, tie, saturation, zero, huge and bfloat16 blocks; on blocks with amax below 2**-124
   torchao is inconsistent (divides by 2**-126, multiplies back by 2**-127) and ours is recorded beside it (the
-  deviation in src/icml24/papers/bie.py).
+  deviation in src/icml24/papers/bie/__init__.py).
 - BiE, BFP, INT-k and MXFP4 against an independent reference written from the formats' definitions (no official BiE
   code is public): the cases named ``ref_*``, recorded by tools/parity/record_bie_reference.py in exact arithmetic on
   adversarial blocks (ties, exponent and threshold boundaries, outliers, ±0, subnormals, the largest value and above,

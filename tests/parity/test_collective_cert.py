@@ -10,7 +10,7 @@ from parity_fixture import assert_close, case, load_fixture
 
 from icml24.data import cert_graph, cert_split, cert_votes
 from icml24.graph.certify import CollectiveCertificate, clopper_pearson
-from icml24.papers.collective_cert import _official_targets
+from icml24.papers.collective_cert.experiments import _official_targets
 
 FIXTURE = load_fixture("collective-cert")
 RECIPE = case(FIXTURE, "bounds")["inputs"]

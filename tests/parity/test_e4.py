@@ -62,7 +62,7 @@ def test_design_counts_agree_on_the_support_and_differ_off_it(name, num_arms, di
     """Ours: ceil(2 pi(x) T_1) on a Frank-Wolfe design with away steps, stopped at the Kiefer-Wolfowitz bound;
     official: ceil(2 pi(x) g T_1 / d), plain Frank-Wolfe stopped when g moves by < 1e-4. On the design's support
     the counts agree within 3 pulls of about 100 (the official design keeps some mass off the support). Off it
-    (a stated deviation of papers/e4.py) our away steps remove the mass, while the official plain Frank-Wolfe
+    (a stated deviation of papers/e4/) our away steps remove the mass, while the official plain Frank-Wolfe
     leaves 2-3 pulls on every such arm."""
     official = np.asarray(case(FIXTURE, name)["values"]["design_counts"])
     pi, _ = d_optimal_design(arm_set(num_arms, dim, seed))
