@@ -394,7 +394,7 @@ def test_list_judges_only_the_papers_the_store_holds_runs_of(tmp_path):
                              error="boom"))
     codes, heavy, out = _list_in_fresh_interpreter(tmp_path, ["list", "--store", str(tmp_path / "s.sqlite")])
     assert codes == [0]
-    assert {m for m in heavy if m.startswith("icml24.papers.")} == {"icml24.papers.e4", "icml24.papers.gdem"}
+    assert {m.split(".")[2] for m in heavy if m.startswith("icml24.papers.")} == {"e4", "gdem"}  # packages
     section = out[out.index("\n  e4 "):out.index("\n  est ")]
     verdicts = dict(re.findall(r"^\s+(?:e4\s+)?(\d+)\s+(not run|error|holds|fails)\s", section, re.M))
     assert verdicts == {"1": "not run", "2": "not run", "3": "error", "4": "not run", "5": "not run", "6": "not run",

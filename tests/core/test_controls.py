@@ -72,6 +72,8 @@ def test_claim_level_controls_override_the_experiments_and_grids_are_distinct():
 
 
 def _member(status: str) -> ClaimResult:
+    if status == "out of regime":
+        return ClaimResult(None, None, Verdict("not run", {}, "out of regime: uncovered"), "quick")
     return ClaimResult(None, None, Verdict(status, {}), "quick")
 
 
@@ -82,6 +84,8 @@ def _member(status: str) -> ClaimResult:
     (["holds", "error", "holds"], 0.5, "error"),
     (["holds", "holds", "holds"], 1.0, "holds"),
     (["holds", "holds", "fails"], 1.0, "fails"),
+    (["holds", "holds", "out of regime"], 0.6, "holds"),  # judged: outside the claim's scope, not holding
+    (["holds", "out of regime", "fails"], 0.6, "fails"),
 ])
 def test_the_family_verdict_counts_members_against_the_declared_share(statuses, share, expected):
     family = Family("f", {f"m{i}": {} if i == 0 else {"x": i} for i in range(3)}, share=share)

@@ -90,8 +90,15 @@ class FamilyResult:
     members: dict[str, ClaimResult]  # member name -> the claim judged on that member's runs
 
     @property
+    def out_of_scope(self) -> list[str]:
+        """Members whose check found the instance outside the claim's regime (``OutOfRegime``): judged, not holding
+        (the claim's share counts the members in its scope among all of them)."""
+        return [m for m, r in self.members.items()
+                if r.verdict.status == NOT_RUN and r.verdict.message.startswith("out of regime")]
+
+    @property
     def judged(self) -> list[str]:
-        return [m for m, r in self.members.items() if r.verdict.status in ("holds", "fails")]
+        return [m for m, r in self.members.items() if r.verdict.status in ("holds", "fails")] + self.out_of_scope
 
     @property
     def holding(self) -> list[str]:
@@ -112,9 +119,11 @@ class FamilyResult:
         """e.g. ``holds on 2 of 3 instances (needs 2; fails on: gaussian)``."""
         n = len(self.members)
         failing = [m for m, r in self.members.items() if r.verdict.status == "fails"]
+        scope = self.out_of_scope
         rest = [f"{m}: {r.verdict.status}" for m, r in self.members.items() if r.verdict.status not in
-                ("holds", "fails")]
-        parts = [f"needs {self.required}"] + ([f"fails on: {', '.join(failing)}"] if failing else []) + rest
+                ("holds", "fails") and m not in scope]
+        parts = ([f"needs {self.required}"] + ([f"fails on: {', '.join(failing)}"] if failing else [])
+                 + ([f"out of the claim's scope: {', '.join(scope)}"] if scope else []) + rest)
         return f"holds on {len(self.holding)} of {n} instances ({'; '.join(parts)})"
 
     def as_json(self) -> dict:
