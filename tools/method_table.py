@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import inspect
 import sys
 from pathlib import Path
 
@@ -14,19 +13,14 @@ START, END = "<!-- methods:start -->", "<!-- methods:end -->"
 
 
 def table() -> str:
-    import importlib
-
     from icml24.core import registry
-    from icml24.core.locations import method_locations
+    from icml24.core.locations import method_classes
 
     rows = ["| paper | module | classes |", "|---|---|---|"]
     for slug in sorted(registry.paper_modules()):
         paper = registry.get_paper(slug)  # a paper that fails to import stops the table (ValueError says why)
-        module = importlib.import_module(paper.module)
-        for home, names in method_locations(paper).items():
-            classes = [n for n in names if inspect.isclass(getattr(module, n))]
-            if classes:
-                rows.append(f"| {slug} | `{home}` | {', '.join(f'`{c}`' for c in classes)} |")
+        for home, classes in method_classes(paper).items():
+            rows.append(f"| {slug} | `{home}` | {', '.join(f'`{c}`' for c in classes)} |")
     return "\n".join(rows)
 
 

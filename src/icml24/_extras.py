@@ -116,7 +116,10 @@ def import_failure(exc: BaseException, module: str) -> str:
     if not isinstance(exc, ImportError) or not exc.name or "pip install" in text:
         return text
     try:
-        extras = module_extras(Path(importlib.util.find_spec(module).origin).read_text(encoding="utf-8"))
+        origin = Path(importlib.util.find_spec(module).origin)
+        # a paper package's __init__ imports its own modules: the extras are those of every file in the package
+        files = sorted(origin.parent.glob("*.py")) if origin.name == "__init__.py" else [origin]
+        extras = sorted({e for path in files for e in module_extras(path.read_text(encoding="utf-8"))})
     except Exception:  # no source to read: the message as it is
         return text
     return f"{text} (pip install 'icml24[{','.join(extras)}]')" if extras else text

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
 
 from icml24.core.registry import Paper
 
@@ -18,9 +19,8 @@ def method_locations(paper: Paper) -> dict[str, list[str]]:
     """``{defining module: [classes, then functions]}`` of the field-package names the paper module uses."""
     if not paper.module:
         return {}
-    module = importlib.import_module(paper.module)
     found: dict[str, tuple[list[str], list[str]]] = {}
-    for name, obj in vars(module).items():
+    for name, obj in _paper_names(paper.module).items():
         if name.startswith("_") or not (inspect.isclass(obj) or inspect.isfunction(obj)):
             continue
         home = getattr(obj, "__module__", "") or ""
@@ -32,7 +32,24 @@ def method_locations(paper: Paper) -> dict[str, list[str]]:
     return {home: sorted(c) + sorted(f) for home, (c, f) in sorted(found.items())}
 
 
+def method_classes(paper: Paper) -> dict[str, list[str]]:
+    """``{defining module: [classes]}``: the classes among the paper's method names (what a user instantiates)."""
+    names_used = _paper_names(paper.module) if paper.module else {}
+    found = {home: [n for n in names if inspect.isclass(names_used.get(n))]
+             for home, names in method_locations(paper).items()}
+    return {home: classes for home, classes in found.items() if classes}
+
+
 def main_classes(paper: Paper) -> list[str]:
-    """The classes among the paper's method names (what a user instantiates), in module order."""
-    module = importlib.import_module(paper.module) if paper.module else None
-    return [n for names in method_locations(paper).values() for n in names if inspect.isclass(getattr(module, n))]
+    """The classes among the paper's method names, in module order."""
+    return [n for classes in method_classes(paper).values() for n in classes]
+
+
+def _paper_names(module_name: str) -> dict[str, object]:
+    """The public names of a paper module or, for a paper package, of the package and each of its modules."""
+    module = importlib.import_module(module_name)
+    names = dict(vars(module))
+    for info in pkgutil.iter_modules(getattr(module, "__path__", [])):
+        for name, obj in vars(importlib.import_module(f"{module_name}.{info.name}")).items():
+            names.setdefault(name, obj)
+    return names
