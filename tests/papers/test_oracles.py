@@ -49,18 +49,9 @@ def _smoke(exp, overrides, tmp_path):
     return aggregate(records, exp)
 
 
-# Claims whose oracle does not reach them at smoke, found by this test (#56, open): each is a miscalibrated bar to fix
+# Claims whose oracle does not reach them at smoke, found by this test (#56): each is a miscalibrated bar to fix
 # (the bar or the metric, never the method). The test requires them still to fail, so a fix takes its entry off.
-MISCALIBRATED = {
-    ("tall-masks:text_merging", 0): "'above the merged model it is cut from': at smoke the barely fine-tuned models "
-    "score below their task-arithmetic merge (normalized accuracy 1.04), so even the fine-tuned models themselves in "
-    "the reconstruction's slot are not above it; the bar presumes fine-tuning beats merging",
-    ("tall-masks:text_merging", 1): "the same bar, and the storage ratio under 0.3 presumes many tasks: at smoke's "
-    "task counts theta_0 + tau_MTL + T masks measure 0.70 of the T checkpoints whatever the models",
-    ("tall-masks:text_merging", 2): "Consensus >= TA with the fine-tuned models in Consensus's slot: the same smoke "
-    "merge above its barely fine-tuned models (1.04 against 1)",
-    ("tall-masks:merging_large_vectors", 0): "the same bar on the digit MLPs at smoke",
-}
+MISCALIBRATED: dict[tuple[str, int], str] = {}  # none since the tall-masks smoke settings learn their tasks
 
 
 @pytest.mark.slow

@@ -113,14 +113,15 @@ def test_experiments_compute_one_seed_with_typed_list_parameters():
 
 GOOD = {
     "tall_ta_norm_acc": 0.995, "tall_ties_norm_acc": 0.992, "ta_norm_acc": 0.80, "ties_norm_acc": 0.82,
-    "consensus_ta_norm_acc": 0.83, "consensus_ties_norm_acc": 0.84, "storage_ratio": 0.28,
+    "consensus_ta_norm_acc": 0.83, "consensus_ties_norm_acc": 0.84, "storage_ratio": 0.28, "num_tasks": 8.0,
     "selfish_frac_growth": 0.05, "selfish_frac_min_step": 0.05, "catastrophic_frac_growth": 0.02,
     "catastrophic_frac_min_step": 0.02, "chosen_val_acc": 0.90, "zeroshot_val_acc": 0.60,
 }
 BAD = [  # (claim index, metrics that break it)
     (0, {"tall_ta_norm_acc": 0.95}), (0, {"tall_ties_norm_acc": 0.985}),
     (0, {"ta_norm_acc": 0.995}),  # the merge alone already recovers the tasks: the masks add nothing
-    (1, {"storage_ratio": 0.5}), (1, {"tall_ta_norm_acc": 0.98}),
+    (1, {"storage_ratio": 0.5}), (1, {"storage_ratio": 0.30}),  # 8 tasks: the format's 0.28 plus 0.01 at most
+    (1, {"tall_ta_norm_acc": 0.98}),
     (2, {"consensus_ta_norm_acc": 0.79}), (2, {"consensus_ties_norm_acc": 0.81}),
     (3, {"catastrophic_frac_growth": 0.0}), (3, {"selfish_frac_min_step": -0.01}),
     (4, {"chosen_val_acc": 0.62}),

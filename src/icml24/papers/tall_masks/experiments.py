@@ -110,7 +110,7 @@ _TINY = {"size": "tiny", "steps": 10, "lr": 3e-3, "num_train": 32, "max_length":
 
 
 @experiment(PAPER, quick={"task_counts": [4, 8], "seeds": 1}, full={"task_counts": [4, 8, 14], "seeds": 3},
-            smoke={"task_counts": [2, 3], **_TINY, "seeds": 1}, null=UNMASKED)  # MiniLM: every core of the run's share
+            smoke={"task_counts": [2, 3], **_TINY, "steps": 40, "seeds": 1}, null=UNMASKED)  # MiniLM: every core of the run's share
 def text_merging(ctx, task_counts: list[int] = (4, 8), size: str = "minilm", steps: int = 100, lr: float = 1e-4,
                  batch_size: int = 16, num_train: int = 256, max_length: int = 32, masks: str = "tall",
                  consensus_k: int = 2) -> dict[str, float]:
@@ -192,7 +192,7 @@ def merging(ctx, source: str = "digits", task_counts: list[int] = (4, 8), hidden
 
 
 @experiment(PAPER, quick={"task_counts": [4, 8], "seeds": 1}, full={"task_counts": [4, 8, 14], "seeds": 10},
-            smoke={"task_counts": [4, 8], "hidden": 32, "pretrain_epochs": 2, "finetune_epochs": 1, "seeds": 1},
+            smoke={"task_counts": [4, 8], "hidden": 32, "pretrain_epochs": 2, "finetune_epochs": 3, "seeds": 1},
             threads=1, null=UNMASKED)
 def merging_large_vectors(ctx, source: str = "digits", task_counts: list[int] = (4, 8), hidden: int = 256,
                           pretrain_epochs: int = 40, finetune_epochs: int = 15, finetune_lr: float = 0.02,
