@@ -294,6 +294,14 @@ class Recipe:
     seeded: bool = False  # randomness through gymnasium's reset(seed=...) (FailureEnv), not random_state
 
 
+def _pomdp_params() -> dict:
+    from icml24.rl import tabular_toy
+
+    toy = tabular_toy()
+    return {k: getattr(toy, k) for k in ("emission", "transitions", "reward_probs", "initial", "behaviour",
+                                         "negative_control", "horizon")}
+
+
 def _policy(**params) -> Recipe:
     from icml24.bandits import run_batched
 
@@ -520,6 +528,12 @@ def _recipes() -> dict[str, Recipe]:
         "LinearBandit": Recipe(lambda: {"arms": np.eye(2), "theta": np.ones(2)},
                                lambda b, rs, progress: b.pull([0, 1, 0], rs),
                                nonfinite=(("arms", lambda b, bad: _bandit(bad)),)),
+        "GaussianEmission": Recipe(lambda: {"means": np.array([-1.0, 1.0]), "scale": 0.5},
+                                   lambda e, rs, progress: e.sample(np.array([0, 1, 1, 0]), random_state=rs),
+                                   nonfinite=(("means", lambda e, bad: type(e)(np.array([bad, 1.0]), 0.5)),)),
+        "ConfoundedPOMDP": Recipe(_pomdp_params, lambda p, rs, progress: p.sample(20, random_state=rs).obs,
+                                  nonfinite=(("reward_probs", lambda p, bad: type(p)(**{
+                                      **_pomdp_params(), "reward_probs": np.full_like(p.reward_probs, bad)})),)),
         "LowRankBandit": Recipe(lambda: {"reward_matrix": np.arange(6.0).reshape(2, 3)},
                                 lambda b, rs, progress: b.collect(10, random_state=rs),
                                 nonfinite=(("reward_matrix", lambda b, bad: type(b)(np.full((2, 2), bad))),)),

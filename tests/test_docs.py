@@ -44,29 +44,42 @@ def _blocks(language: str) -> list[tuple[str, str]]:
 
 
 PYTHON_BLOCKS = _blocks("python")
+OUTPUTS = _load_tool("docs_outputs")
+# (where, code, the output shown below it or None) of every python block, as tools/docs_outputs.py reads them
+SHOWN = [(f"{page.relative_to(ROOT)}:{page.read_text().count(chr(10), 0, b.start()) + 1}", b["code"], b["shown"])
+         for page in _pages() for b in OUTPUTS.blocks(page.read_text())]
 
 
 def test_the_docs_have_python_blocks_and_no_untagged_fences():
-    assert len(PYTHON_BLOCKS) >= 19
+    assert len(PYTHON_BLOCKS) >= 19 and len(SHOWN) == len(PYTHON_BLOCKS)
     untagged = [where for where, _ in _blocks("")]
     assert not untagged, f"fenced blocks without a language (use python, bash or text): {untagged}"
 
 
-@pytest.mark.parametrize("where,code", PYTHON_BLOCKS, ids=[w for w, _ in PYTHON_BLOCKS])
-def test_python_block_runs(where, code, tmp_path, monkeypatch, capsys):
-    """Each ```python block of the site, as written, in a fresh namespace (quickstarts are smoke-sized)."""
-    import torch
-
+@pytest.mark.parametrize("where,code,shown", SHOWN, ids=[w for w, _, _ in SHOWN])
+def test_python_block_runs_and_prints_what_the_page_shows(where, code, shown, tmp_path, monkeypatch):
+    """Each ```python block of the site, as written, in a fresh namespace (quickstarts are smoke-sized); what it
+    prints is the Output block below it, numbers to their shown precision (tools/docs_outputs.py writes them)."""
     monkeypatch.chdir(tmp_path)  # a block that writes files writes them here
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
     start = time.perf_counter()
-    try:
-        exec(compile(code, where, "exec"), {"__name__": "__docs__"})
-    finally:
-        torch.set_num_threads(threads)
+    printed = OUTPUTS.run_block(code, where)
     seconds = time.perf_counter() - start
     assert seconds < 60, f"{where} took {seconds:.0f} s: a quickstart runs in seconds (use smoke-sized data)"
+    if printed.strip() or shown is not None:
+        assert shown is not None, f"{where} prints but the page shows no output: run python tools/docs_outputs.py"
+        why = OUTPUTS.matches(shown, printed)
+        assert why is None, f"{where}: {why} (run python tools/docs_outputs.py if the change is meant)"
+
+
+def test_shown_outputs_are_compared_to_their_precision():
+    assert OUTPUTS.matches("accuracy 0.512 in 3 batches", "accuracy 0.513 in 3 batches") is None
+    assert OUTPUTS.matches("accuracy 0.512 in 3 batches", "accuracy 0.515 in 3 batches")  # 3 units off
+    assert OUTPUTS.matches("accuracy 0.512 in 3 batches", "accuracy 0.512 in 5 batches")  # an integer's unit is 1
+    assert OUTPUTS.matches("tensor([0.5, -0.5])", "tensor([0.4, -0.6])") is None
+    assert OUTPUTS.matches("tensor([0.5, -0.5])", "tensor([0.3, -0.5])")
+    assert OUTPUTS.matches("regret 186", "loss 186")  # the words count
+    assert OUTPUTS.matches("residual 1.2e-09", "residual 1.3e-09") is None
+    assert OUTPUTS.matches("residual 1.2e-09", "residual 1.2e-07")
 
 
 def _docs_commands() -> list[tuple[str, list[str]]]:

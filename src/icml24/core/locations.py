@@ -20,8 +20,12 @@ def method_locations(paper: Paper) -> dict[str, list[str]]:
     if not paper.module:
         return {}
     found: dict[str, tuple[list[str], list[str]]] = {}
-    for name, obj in _paper_names(paper.module).items():
-        if name.startswith("_") or not (inspect.isclass(obj) or inspect.isfunction(obj)):
+    names = _paper_names(paper.module)
+    # a base class the paper derives its own from (e4's optimal-arm oracle from BatchedPolicy) is not a method it uses
+    extended = {base for obj in names.values() if inspect.isclass(obj) and obj.__module__.startswith(paper.module)
+                for base in obj.__mro__[1:]}
+    for name, obj in names.items():
+        if name.startswith("_") or not (inspect.isclass(obj) or inspect.isfunction(obj)) or obj in extended:
             continue
         home = getattr(obj, "__module__", "") or ""
         parts = home.split(".")

@@ -93,6 +93,8 @@ class DiscreteEmission:
 class GaussianEmission:
     """o | s ~ N(means[s], scale^2); the policy cell of o is its bin between ``edges`` (len n_cells - 1)."""
 
+    KIND = "environment"  # icml24._contract
+
     def __init__(self, means: np.ndarray, scale: float, edges: np.ndarray = (0.0,)):
         self.means = np.asarray(check_finite("means", means), dtype=float).ravel()
         self.scale = float(check_finite("scale", scale))
@@ -154,6 +156,8 @@ class ConfoundedPOMDP:
     (latent: the confounding); emission and negative_control are ``DiscreteEmission`` or ``GaussianEmission``.
     ``check_completeness`` (on by default) refuses an instance where identification cannot hold.
     """
+
+    KIND = "environment"  # icml24._contract
 
     def __init__(self, emission, transitions, reward_probs, initial, behaviour, negative_control, horizon: int = 3,
                  check: bool = True):
