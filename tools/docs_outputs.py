@@ -64,7 +64,8 @@ def matches(shown: str, printed: str) -> str | None:
     """``None`` when ``printed`` agrees with ``shown`` (text exactly, numbers to the shown precision), else why not."""
     shown_text, printed_text = (" ".join(_NUMBER.sub("#", s).split()) for s in (shown, printed))
     if shown_text != printed_text:
-        return f"the text differs:\n  shown:   {' '.join(shown.split())[:300]}\n  printed: {' '.join(printed.split())[:300]}"
+        one_line = (" ".join(s.split())[:300] for s in (shown, printed))
+        return "the text differs:\n  shown:   {}\n  printed: {}".format(*one_line)
     for a, b in zip(_NUMBER.findall(shown), _NUMBER.findall(printed)):
         if abs(float(a) - float(b)) > _unit(a) * (1 + 1e-9):
             return f"{b} printed where {a} is shown (one unit of its last digit is {_unit(a):g})"
