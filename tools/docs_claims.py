@@ -171,7 +171,7 @@ def _regime_values(regime, store) -> str:
 def overview_markdown(papers: dict, store=None, from_snapshot: bool = False) -> str:
     """The docs home's one-screen table: per paper, the claims that hold at quick and at full (of those judged at
     each), the claims read over their whole instance family, and the parity fixture."""
-    from icml24.core.summary import parity_text
+    from icml24.core.summary import held_at, parity_text
     from icml24.core.verdicts import evaluate_paper
 
     source = ("Verdicts from the results snapshot committed in the repository." if from_snapshot else
@@ -183,9 +183,8 @@ def overview_markdown(papers: dict, store=None, from_snapshot: bool = False) -> 
         results = evaluate_paper(paper, store) if store is not None else []
         cells = []
         for mode in ("quick", "full"):
-            judged = [r for r in results if r.mode.startswith(mode) and r.verdict.status in ("holds", "fails")]
-            held = sum(r.verdict.status == "holds" for r in judged)
-            cells.append(f"{held} of {len(judged)}" if judged else "not run")
+            held, judged = held_at(results, mode)
+            cells.append(f"{held} of {judged}" if judged else "not run")
         families = [r for r in results if r.family is not None]
         read = sum(r.family.status in ("holds", "fails") for r in families)
         cells.append(f"{read} of {len(families)}" if families else "-")

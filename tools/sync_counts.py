@@ -4,7 +4,8 @@
     python tools/sync_counts.py --check  # exit 1 if either is stale (tests/test_readme.py runs this)
 
 The counts are never typed by hand: README holds them between ``<!-- count -->`` markers and pyproject's
-description is rebuilt from the same numbers.
+description is rebuilt from the same numbers; the claims the committed results snapshot judges as holding go
+between ``<!-- verdicts -->`` markers.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 _README_COUNT = re.compile(r"<!-- count -->.*?<!-- /count -->", re.S)
+_README_VERDICTS = re.compile(r"<!-- verdicts -->.*?<!-- /verdicts -->", re.S)
 _PYPROJECT_DESCRIPTION = re.compile(r'^description = ".*"$', re.M)
 
 
@@ -25,6 +27,30 @@ def counts() -> tuple[int, int]:
     return len(papers), sum(len(p.claims) for p in papers.values())
 
 
+def snapshot_phrase() -> str:
+    """What the committed results snapshot judges: claims holding at quick and at full, the papers with a full run
+    (the same verdicts as the docs home's table, computed from the snapshot's per-seed rows)."""
+    from icml24.core.registry import discover
+    from icml24.core.snapshot import SNAPSHOT_FOLDER, snapshot_store
+    from icml24.core.summary import held_at
+    from icml24.core.verdicts import evaluate_paper
+
+    papers = discover()
+    if not any(SNAPSHOT_FOLDER.glob("*.json")):
+        return "no results snapshot is committed yet"
+    store, stale = snapshot_store(papers, SNAPSHOT_FOLDER)
+    with store:
+        results = {slug: evaluate_paper(paper, store) for slug, paper in papers.items()}
+    quick = [held_at(r, "quick") for r in results.values()]
+    full = {slug: held_at(r, "full") for slug, r in results.items() if held_at(r, "full")[1]}
+    held, judged = (sum(c[i] for c in quick) for i in (0, 1))
+    text = f"at quick settings {held} of the {judged} claims judged hold"
+    if full:
+        text += (f"; at the paper's scale {sum(h for h, _ in full.values())} of {sum(j for _, j in full.values())} "
+                 f"hold, over the {len(full)} papers with a recorded full run ({', '.join(sorted(full))})")
+    return text + (f" ({len(stale)} experiments judged on STALE rows)" if stale else "")
+
+
 def synced_texts() -> dict[Path, str]:
     """The README and pyproject as they should read, by path."""
     num_papers, num_claims = counts()
@@ -32,6 +58,7 @@ def synced_texts() -> dict[Path, str]:
     readme = ROOT / "README.md"
     pyproject = ROOT / "pyproject.toml"
     readme_text = _README_COUNT.sub(f"<!-- count -->{phrase}<!-- /count -->", readme.read_text())
+    readme_text = _README_VERDICTS.sub(f"<!-- verdicts -->{snapshot_phrase()}<!-- /verdicts -->", readme_text)
     description = (f'description = "Faithful, fast implementations of ICML 2024 methods ({phrase}), '
                    'and a one-command check of their claims"')
     pyproject_text = _PYPROJECT_DESCRIPTION.sub(description, pyproject.read_text())

@@ -88,6 +88,12 @@ def summarize(paper: Paper, results: list[ClaimResult]) -> PaperSummary:
     return PaperSummary(paper, counts, nulls.count("fails"), nulls.count("holds"), len(nulls))
 
 
+def held_at(results: list[ClaimResult], mode: str) -> tuple[int, int]:
+    """(claims holding, claims judged) at ``mode`` ("quick" or "full"): judged means holds or fails."""
+    judged = [r for r in results if r.mode.startswith(mode) and r.verdict.status in ("holds", "fails")]
+    return sum(r.verdict.status == "holds" for r in judged), len(judged)
+
+
 def plot_verdict_matrix(rows: list[tuple[str, list[ClaimResult]]], path: Path) -> Path | None:
     """Papers as rows, their claims as cells coloured by verdict (a dot where the claim's null also holds)."""
     if not rows or not any(results for _, results in rows):
