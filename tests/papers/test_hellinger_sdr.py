@@ -84,6 +84,12 @@ def test_each_claim_can_fail(claim_index, change):
     assert claim.evaluate(GOOD | change).status == "fails"
 
 
+def test_the_heavy_tailed_claim_without_its_design_is_an_error_not_a_failure():
+    gaussian_only = {k: v for k, v in GOOD.items() if not k.startswith("t3_")}
+    verdict = paper.CLAIMS[2].evaluate(gaussian_only)
+    assert verdict.status == "error" and "t3_" in verdict.message
+
+
 def test_nulls_fill_the_refined_slot_without_the_method(tmp_path):
     small = {"models": ["linear", "quadratic"], "initializers": ["sir"], "refine": ["sir"], "refine_quadratic": [],
              "n": 80}

@@ -47,8 +47,9 @@ CLAIMS = [
         + ON_THE_FAMILY,
         experiment=single_index,
         # a gain counts beyond 2 standard errors of the mean over replicates, and never below MIN_GAIN (rounding)
-        check=lambda m: (m.get("t3_dr_models_improved", 0.0) >= 3 and m.get("t3_mave_models_improved", 0.0) >= 3
-                         and m.get("t3_dr_mean_gain", 0.0) > max(2 * m.get("t3_dr_mean_gain_se", 0.0), MIN_GAIN)),
+        # (a run without the t3 design has no t3 metrics: the verdict is then an error naming them, never "fails")
+        check=lambda m: (m["t3_dr_models_improved"] >= 3 and m["t3_mave_models_improved"] >= 3
+                         and m["t3_dr_mean_gain"] > max(2 * m["t3_dr_mean_gain_se"], MIN_GAIN)),
         paper="Simulation study, heavy-tailed settings: the refinement helps most where moment-based SDR "
               "methods' linearity conditions fail (qualitative; numbers not extracted)",
         family=MODELS_FAMILY,
