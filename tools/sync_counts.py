@@ -47,7 +47,8 @@ def snapshot_phrase() -> str:
     text = f"at quick settings {held} of the {judged} claims judged hold"
     if full:
         text += (f"; at the paper's scale {sum(h for h, _ in full.values())} of {sum(j for _, j in full.values())} "
-                 f"hold, over the {len(full)} papers with a recorded full run ({', '.join(sorted(full))})")
+                 f"hold, over the {len(full)} {'paper' if len(full) == 1 else 'papers'} with a recorded full run "
+                 f"({', '.join(sorted(full))})")
     return text + (f" ({len(stale)} experiments judged on STALE rows)" if stale else "")
 
 
