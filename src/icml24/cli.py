@@ -125,7 +125,7 @@ def _execute(experiments: list[Experiment], seeds: list[int] | None, full: bool,
     console.print(f"{len(tasks)} run(s) planned; backend={backend}, jobs={jobs}", highlight=False)
     if dry_run:  # the first 20 runs, then the estimated time from the results snapshot's recorded seconds
         more = [f"  ... and {len(tasks) - 20} more"] if len(tasks) > 20 else []
-        for line in [f"  {task.label} {task.config}" for task in tasks[:20]] + more + estimate_lines(tasks):
+        for line in [f"  {task.label} {task.config}" for task in tasks[:20]] + more + estimate_lines(tasks, jobs=jobs):
             console.print(line, highlight=False)
         return None, tasks
     store = Store(store_path)

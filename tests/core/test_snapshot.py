@@ -58,3 +58,8 @@ def test_a_dry_run_estimate_reads_the_recorded_seconds_per_seed(tmp_path, toy):
     assert lines == ["  toy:square (quick): 4 run(s) x 2 s = 6 s"]
     assert head.startswith("estimated run time 6 s") and "toy:coin (quick)" in head
     assert snapshots.estimate_lines(tasks, tmp_path / "none")[0].startswith("estimated run time 0 s")
+    # a CLI plan adds the start-up it measured (this process's CPU so far), for itself and each of its 2 workers
+    startup = snapshots._startup(2, len(tasks))
+    assert startup >= 3 * 0.9 * snapshots.time.process_time() - 1e-9 and startup > 0
+    with_startup = snapshots.estimate_lines(tasks, folder, jobs=2)[0]
+    assert "start-up included" in with_startup and "start-up" not in head
