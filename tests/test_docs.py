@@ -16,7 +16,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-GENERATED = ("_claims", "_record", "_deviations")
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.S | re.M)
 
 
@@ -27,8 +26,12 @@ def _load_tool(name: str):
     return module
 
 
+OUTPUTS = _load_tool("docs_outputs")
+GENERATED = OUTPUTS.GENERATED  # the included parts, written by tools/docs_claims.py
+
+
 def _pages() -> list[Path]:
-    return sorted(p for p in DOCS.rglob("*.md") if not set(p.relative_to(DOCS).parts) & set(GENERATED))
+    return OUTPUTS.pages()  # the pages written by hand
 
 
 def _blocks(language: str) -> list[tuple[str, str]]:
@@ -44,7 +47,6 @@ def _blocks(language: str) -> list[tuple[str, str]]:
 
 
 PYTHON_BLOCKS = _blocks("python")
-OUTPUTS = _load_tool("docs_outputs")
 # (where, code, the output shown below it or None) of every python block, as tools/docs_outputs.py reads them
 SHOWN = [(f"{page.relative_to(ROOT)}:{page.read_text().count(chr(10), 0, b.start()) + 1}", b["code"], b["shown"])
          for page in _pages() for b in OUTPUTS.blocks(page.read_text())]

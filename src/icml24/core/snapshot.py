@@ -182,8 +182,9 @@ def estimate_lines(tasks: list, folder: Path = SNAPSHOT_FOLDER, jobs: int | None
         total += cost
         lines.append(f"  {slug}:{name} ({setting}): {runs} run(s) x {sum(seconds) / len(seconds):.0f} s = "
                      f"{_duration(cost)}")
-    startup = "" if jobs is None else f", start-up included ({_duration(_startup(jobs, len(tasks)))})"
-    total += 0.0 if jobs is None else _startup(jobs, len(tasks))
+    startup_seconds = 0.0 if jobs is None else _startup(jobs, len(tasks))  # measured once, shown and added
+    startup = "" if jobs is None else f", start-up included ({_duration(startup_seconds)})"
+    total += startup_seconds
     head = (f"estimated run time {_duration(total)} in all (one run after another{startup}), from the results "
             "snapshot's recorded seconds per seed" + (f"; no recorded seed for {len(unknown)} experiment(s): "
                                                       f"{', '.join(unknown)}" if unknown else ""))
