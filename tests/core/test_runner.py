@@ -287,3 +287,17 @@ def test_without_an_address_the_command_starts_a_ray_of_its_own(tmp_path):
         assert proc.returncode == 0, out + err
     finally:
         shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_a_pool_worker_runs_task_after_task_and_reports_each_runs_own_peak_memory(toy, tmp_path):
+    """Workers are reused (one import per worker, not per task), and a run's peak memory is its own, not the
+    largest of the runs its worker did before."""
+    store = Store(tmp_path / "s.sqlite")
+    tasks = plan([toy.slow], [0, 1, 2], grid=[{"pause": 0.0, "megabytes": 300}, {"pause": 0.0, "megabytes": 0}],
+                 store_folder=tmp_path)
+    done = run_tasks(tasks, store, backend="local", jobs=1)
+    assert [r.status for r in done] == ["ok"] * 6
+    assert len({r.metrics["pid"] for r in done}) == 1  # one worker ran all six
+    big = [r.peak_rss_mb for r in done if r.config["megabytes"] == 300]
+    small = [r.peak_rss_mb for r in done if r.config["megabytes"] == 0]
+    assert min(big) > max(small) + 200, (big, small)
