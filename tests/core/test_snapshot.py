@@ -63,3 +63,19 @@ def test_a_dry_run_estimate_reads_the_recorded_seconds_per_seed(tmp_path, toy):
     assert startup >= 3 * 0.9 * snapshots.time.process_time() - 1e-9 and startup > 0
     with_startup = snapshots.estimate_lines(tasks, folder, jobs=2)[0]
     assert "start-up included" in with_startup and "start-up" not in head
+
+
+def test_runs_side_by_side_start_with_the_longest_recorded_ones(tmp_path, toy):
+    from icml24.core.runner import plan
+
+    folder = tmp_path / "snap"
+    with _store_with(tmp_path / "a.sqlite", toy, [0]) as store:  # square: 1.5 s per seed
+        exp = toy.PAPER.experiments["slow"]
+        store.put(RunRecord("toy", "slow", exp.config(), 0, code_version(exp), "quick", "ok", {"seed": 0.0}, 9.0, 1.0))
+        snapshots.write_snapshot(store, {"toy": toy.PAPER}, "first", folder)
+    tasks = plan([toy.PAPER.experiments[name] for name in ("square", "slow", "coin")], seeds=[0, 1],
+                 store_folder=tmp_path)
+    ordered = snapshots.longest_first(tasks, folder)
+    assert [(t.experiment, t.seed) for t in ordered] == [("coin", 0), ("coin", 1), ("slow", 0), ("slow", 1),
+                                                         ("square", 0), ("square", 1)]
+    assert snapshots.longest_first(tasks, tmp_path / "none") == tasks  # nothing recorded: the plan's order

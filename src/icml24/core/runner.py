@@ -175,6 +175,10 @@ def run_tasks(tasks: list[Task], store: Store, backend: str = "inline", jobs: in
         raise ValueError(f"--jobs must be at least 1, got {jobs}")
     todo = [t for t in tasks
             if force or not store.has_ok(t.paper, t.experiment, t.config, t.seed, t.code_version, t.setting)]
+    if backend != "inline" and jobs > 1:  # runs side by side: the long ones first, so no long run starts last
+        from icml24.core.snapshot import longest_first
+
+        todo = longest_first(todo)
     if backend != "ray":  # runs side by side share this machine's cores: no oversubscribed thread pools
         share = max(1, machine_cores() // (1 if backend == "inline" else jobs))
         todo = [replace(t, threads=share) for t in todo]

@@ -166,22 +166,16 @@ def estimate_lines(tasks: list, folder: Path = SNAPSHOT_FOLDER, jobs: int | None
     for task in tasks:
         key = (task.paper, task.experiment, task.setting)
         planned[key] = planned.get(key, 0) + 1
+    per_seed = recorded_seconds(planned, folder)
     lines, total, unknown = [], 0.0, []
-    rows_of: dict[str, list[dict]] = {}
     for (slug, name, setting), runs in planned.items():
-        try:
-            rows = rows_of.setdefault(slug, read_rows(folder / f"{slug}.json"))
-        except ValueError:
-            rows = []
-        seconds = [float(r["seconds"]) for r in rows if r["experiment"] == name and r["mode"] == setting
-                   and r["status"] == "ok"]
-        if not seconds:
+        seconds = per_seed.get((slug, name, setting))
+        if seconds is None:
             unknown.append(f"{slug}:{name} ({setting})")
             continue
-        cost = runs * sum(seconds) / len(seconds)
+        cost = runs * seconds
         total += cost
-        lines.append(f"  {slug}:{name} ({setting}): {runs} run(s) x {sum(seconds) / len(seconds):.0f} s = "
-                     f"{_duration(cost)}")
+        lines.append(f"  {slug}:{name} ({setting}): {runs} run(s) x {seconds:.0f} s = {_duration(cost)}")
     startup_seconds = 0.0 if jobs is None else _startup(jobs, len(tasks))  # measured once, shown and added
     startup = "" if jobs is None else f", start-up included ({_duration(startup_seconds)})"
     total += startup_seconds
@@ -191,9 +185,36 @@ def estimate_lines(tasks: list, folder: Path = SNAPSHOT_FOLDER, jobs: int | None
     return [head, *lines] if lines or unknown else []
 
 
+def recorded_seconds(keys, folder: Path = SNAPSHOT_FOLDER) -> dict[tuple[str, str, str], float]:
+    """Mean recorded seconds per seed of each (paper, experiment, setting) in ``keys`` that the snapshot has."""
+    found: dict[tuple[str, str, str], float] = {}
+    rows_of: dict[str, list[dict]] = {}
+    for slug, name, setting in set(keys):
+        try:
+            rows = rows_of.setdefault(slug, read_rows(folder / f"{slug}.json"))
+        except ValueError:
+            rows = []
+        seconds = [float(r["seconds"]) for r in rows if r["experiment"] == name and r["mode"] == setting
+                   and r["status"] == "ok"]
+        if seconds:
+            found[(slug, name, setting)] = sum(seconds) / len(seconds)
+    return found
+
+
+def longest_first(tasks: list, folder: Path = SNAPSHOT_FOLDER) -> list:
+    """The tasks ordered by recorded seconds, longest first (unrecorded ones first of all, their cost unknown), so
+    runs side by side do not end on one long run started last; ties keep the plan's order."""
+    per_seed = recorded_seconds({(t.paper, t.experiment, t.setting) for t in tasks}, folder)
+    return sorted(tasks, key=lambda t: -per_seed.get((t.paper, t.experiment, t.setting), float("inf")))
+
+
 def _startup(jobs: int, runs: int) -> float:
-    """This process's CPU seconds so far (its imports), for itself and for each worker that imports the same."""
-    return time.process_time() * (1 + min(max(jobs, 1), runs)) if runs else 0.0
+    """This process's CPU seconds so far (its imports), for itself and for each worker that imports the same (a
+    worker runs task after task and is replaced every ``MAX_TASKS_PER_WORKER`` runs)."""
+    from icml24.core.runner import MAX_TASKS_PER_WORKER
+
+    workers = min(max(jobs, 1), runs) + runs // MAX_TASKS_PER_WORKER
+    return time.process_time() * (1 + workers) if runs else 0.0
 
 
 def _duration(seconds: float) -> str:
