@@ -87,3 +87,32 @@ def test_cached_builds_once_shares_across_seeds_and_keeps_the_global_stream(tmp_
 
 def test_cached_without_a_folder_just_builds():
     assert Context(seed=3).cached("x", {"seed": 1}, lambda b: b.seed) == 1
+
+
+_SIDE_BY_SIDE = """
+import sys, time
+from icml24.core import Context
+count = sys.argv[2]
+
+def build(ctx):
+    with open(count, "a") as f:
+        f.write("built\\n")
+    time.sleep(1.5)
+    return {"weight": float(ctx.rng().random())}
+
+print(Context(seed=int(sys.argv[3]), cache_dir=sys.argv[1]).cached("model", {"seed": 0}, build)["weight"])
+"""
+
+
+def test_runs_side_by_side_that_miss_the_cache_together_build_once(tmp_path):
+    """Two processes asking for the same artifact at once: one builds, the other waits and loads the same."""
+    import subprocess
+    import sys
+
+    count = tmp_path / "builds.txt"
+    procs = [subprocess.Popen([sys.executable, "-c", _SIDE_BY_SIDE, str(tmp_path / "cache"), str(count), str(seed)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for seed in (0, 1)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    assert count.read_text().count("built") == 1
+    assert outs[0][0] == outs[1][0] and float(outs[0][0]) > 0

@@ -140,17 +140,49 @@ class Context:
         digest = hashlib.sha256(json.dumps([key, self.code_version], sort_keys=True, default=_jsonable)
                                 .encode()).hexdigest()[:16]
         path = self.cache_dir / f"{name}-{digest}.pt"
-        if path.exists():
-            try:
-                return torch.load(path, weights_only=True)
-            except Exception:  # a torn or foreign file: build again
-                self.log("cache %s unreadable, rebuilding", path)
-        value = _isolated_build(build, key, self)
+        loaded = _load_cached(path, self)
+        if loaded is not None:
+            return loaded
         self.cache_dir.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        torch.save(value, tmp)
-        os.replace(tmp, path)
+        with _build_lock(path):  # runs side by side that miss together build once: the others wait, then load
+            loaded = _load_cached(path, self)
+            if loaded is not None:
+                return loaded
+            value = _isolated_build(build, key, self)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            torch.save(value, tmp)
+            os.replace(tmp, path)
         return torch.load(path, weights_only=True)  # the first run sees exactly what later runs load
+
+
+def _load_cached(path: Path, ctx: Context) -> Any:
+    """The artifact stored at ``path``, or None when there is none or it is unreadable (then it is rebuilt)."""
+    import torch
+
+    if not path.exists():
+        return None
+    try:
+        return torch.load(path, weights_only=True)
+    except Exception:  # a torn or foreign file: build again
+        ctx.log("cache %s unreadable, rebuilding", path)
+        return None
+
+
+@contextlib.contextmanager
+def _build_lock(path: Path):
+    """An exclusive lock on ``<path>.lock`` for as long as one process builds ``path`` (``flock``: released when
+    the holder exits, even killed); where ``fcntl`` is missing, no lock (a miss may then be built twice)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(path.with_suffix(".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _isolated_build(build: Callable[[Context], T], key: dict[str, Any], parent: Context) -> T:
