@@ -149,3 +149,20 @@ def test_a_regime_needs_metric_names():
         Regime("a ratio", experiment=exp, metrics="ratio")
     Regime("a ratio", experiment=exp, metrics=["ratio"])
     assert [r.text for r in paper.regimes] == ["a ratio"]
+
+
+def test_a_paper_registered_through_a_module_of_its_package_belongs_to_the_package(monkeypatch):
+    """Running one of a paper package's experiments first (its module imports the package's PAPER) must not make
+    that module the paper's: the index and the method table read the package (order-dependent before)."""
+    import types
+
+    from icml24.core.registry import Paper, _declaring_module
+
+    paper = Paper(slug="pkg-toy", title="t", authors="a", code="https://example.org")
+    package, module = types.ModuleType("pkgtoy"), types.ModuleType("pkgtoy.experiments")
+    package.PAPER = module.PAPER = paper
+    monkeypatch.setitem(__import__("sys").modules, "pkgtoy", package)
+    monkeypatch.setitem(__import__("sys").modules, "pkgtoy.experiments", module)
+    assert _declaring_module("pkgtoy.experiments", paper) == "pkgtoy"
+    assert _declaring_module("pkgtoy.experiments", Paper(slug="other", title="t", authors="a",
+                                                         code="https://example.org")) == "pkgtoy.experiments"

@@ -20,7 +20,7 @@ SIR_Q, SIR_Q_HC = _err("quadratic", "sir", False), _err("quadratic", "sir", True
 
 def test_settings_name_real_parameters_and_the_paper_grid():
     quick, full = EXP.config(setting="quick"), EXP.config(setting="full")
-    assert EXP.seeds == {"quick": 10, "full": 100, "smoke": 1}
+    assert EXP.seeds == {"quick": 5, "full": 100, "smoke": 1}
     assert set(quick["initializers"]) == set(quick["refine"]) == {"sir", "save", "dr", "mave", "dcov"}
     assert quick["designs"] == ["gaussian", "t3"] and {"dr", "mave"} <= set(quick["refine_heavy"])
     assert quick["n"] == full["n"] == 400 and quick["sa_maxiter"] == 20_000 and quick["nm_maxfev"] == 10_000

@@ -11,6 +11,7 @@ import importlib
 import inspect
 import math
 import pkgutil
+import sys
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -411,12 +412,24 @@ def register_module(module) -> Paper | None:
     """Register the ``PAPER`` of an imported module (tests use this for toy papers)."""
     paper = getattr(module, "PAPER", None)
     if isinstance(paper, Paper):
-        paper.module = paper.module or module.__name__
+        paper.module = paper.module or _declaring_module(module.__name__, paper)
         known = _PAPERS.get(paper.slug)
         if known is not None and known is not paper:
             raise ValueError(f"two modules declare the paper slug {paper.slug!r}")
         _PAPERS[paper.slug] = paper
     return paper
+
+
+def _declaring_module(name: str, paper: Paper) -> str:
+    """The outermost package above module ``name`` that holds the same ``PAPER`` (a paper package's modules, say
+    ``papers/rpg/experiments.py``, import the package's PAPER: the paper's module is the package, whichever of its
+    modules was registered first)."""
+    while "." in name:
+        parent = sys.modules.get(name.rpartition(".")[0])
+        if parent is None or getattr(parent, "PAPER", None) is not paper:
+            break
+        name = parent.__name__
+    return name
 
 
 def registered() -> dict[str, Paper]:

@@ -121,7 +121,7 @@ def _paired(metrics: dict, name: str, a: torch.Tensor, b: torch.Tensor) -> None:
 @experiment(
     PAPER,
     null=NO_REGIONS,
-    quick={"num_prompts": 48, "seeds": 3},
+    quick={"num_prompts": 48, "seeds": 2},
     full={"num_prompts": 200, "train_steps": 4000, "edit_rounds": 2, "seeds": 5},
     smoke={"num_prompts": 4, "channels": 8, "train_steps": 15, "num_scenes": 200, "batch_size": 8,
            "classifier_train": 300, "classifier_epochs": 1, "sampling_steps": 4, "edit_rounds": 1,
@@ -136,9 +136,10 @@ def binding(ctx, num_objects: list[int] = (2, 3, 4, 5), num_prompts: int = 32,
             fidelity_samples: int = 4, generation: str = "regional", editing: str = "model") -> dict[str, float]:
     """Full-prompt generation vs RPG over beta, then closed-loop editing, on held-out 2- to 5-object prompts.
 
-    Cost at quick: about 3.5 minutes per seed (3 seeds): 48 prompts x 4 object counts, each sampled with 20
-    guided denoising steps for every beta, for RPG and for the editing round, plus the cached model and cell
-    classifier; fewer prompts would put the paired SE above the binding gaps the claims read.
+    Cost at quick: about 2 minutes per seed on one core and 4 minutes once for the cached model (2 seeds, set
+    by cost alone for ``make reproduce``'s 100 CPU-minutes, issue #56): 48 prompts x 4 object counts, each
+    sampled with 20 guided denoising steps for every beta, for RPG and for the editing round, plus the cached
+    model and cell classifier; fewer prompts would put the paired SE above the binding gaps the claims read.
 
     The regime comes first: ``fidelity_1obj`` (1-object prompts, each of the 12 entities ``fidelity_samples``
     times: does the model draw the named object at all?) and ``full_binding_*`` (the base model on the whole

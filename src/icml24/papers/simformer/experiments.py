@@ -281,7 +281,7 @@ def _budget_plot(ctx, budgets: list[int], curves) -> None:
             quick={"tasks": ["gaussian_tree"], "budget": 5000, "observations": 1, "num_samples": 300,
                    "num_layers": 2, "train_steps": 400, "batch_size": 128, "sampling_steps": 100,
                    "random_forest": False, "seeds": 1},
-            # the Markov chain and gaussian_linear are the claim's family members (claims.SIMULATORS), one run each
+            # the Markov chain and gaussian_linear are the family members (claims.CONDITIONAL_TASKS), one run each
             full={"tasks": ["gaussian_tree"], "budget": 10000, "observations": 10,
                   "num_samples": 2000, "num_layers": 6, "train_steps": 0, "batch_size": 1000, "sampling_steps": 500,
                   "random_forest": True, "seeds": 1},
