@@ -79,3 +79,17 @@ def test_runs_side_by_side_start_with_the_longest_recorded_ones(tmp_path, toy):
     assert [(t.experiment, t.seed) for t in ordered] == [("coin", 0), ("coin", 1), ("slow", 0), ("slow", 1),
                                                          ("square", 0), ("square", 1)]
     assert snapshots.longest_first(tasks, tmp_path / "none") == tasks  # nothing recorded: the plan's order
+
+
+def test_reading_the_snapshot_leaves_no_temporary_store_behind(tmp_path):
+    """Every report, docs build and README check reads the snapshot through a temporary store: it must not stay."""
+    import subprocess
+    import sys
+
+    script = (f"import tempfile; tempfile.tempdir = {str(tmp_path)!r}\n"
+              "from icml24.core import registry, snapshot\n"
+              "store, _ = snapshot.snapshot_store({'e4': registry.get_paper('e4')})\n"
+              "print('read')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert not list(tmp_path.glob("icml24-snapshot-*")), list(tmp_path.iterdir())

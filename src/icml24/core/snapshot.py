@@ -11,6 +11,8 @@ them as from any store. A row whose experiment's code has changed since is kept,
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import datetime as dt
 import json
 import os
@@ -109,6 +111,7 @@ def snapshot_store(papers: dict[str, Paper], folder: Path = SNAPSHOT_FOLDER) -> 
     handle, path = tempfile.mkstemp(prefix="icml24-snapshot-", suffix=".sqlite")
     os.close(handle)
     os.unlink(path)
+    atexit.register(_remove_store_files, path)  # a temporary store: gone with this process (each read left 2 MB)
     store = Store(path)
     stale: dict[str, str] = {}
     for slug, paper in papers.items():
@@ -126,6 +129,12 @@ def snapshot_store(papers: dict[str, Paper], folder: Path = SNAPSHOT_FOLDER) -> 
                                     float(row["seconds"]), float(row.get("peak_rss_mb", 0.0)), {}, row.get("error", ""),
                                     [], _timestamp(row.get("finished", ""))))
     return store, stale
+
+
+def _remove_store_files(path: str) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(OSError):
+            os.unlink(path + suffix)
 
 
 def _timestamp(text: str) -> float:
