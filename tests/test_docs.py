@@ -194,6 +194,25 @@ def test_without_a_store_the_pages_read_the_snapshot_and_say_stale(tmp_path, toy
     assert "STALE (snapshot made with code" in row and "**holds** (value = 4" in row  # judged, and labelled
 
 
+def test_each_claim_shows_its_paper_scale_verdict_beside_the_quick_one_with_the_seeds_recorded_so_far(tmp_path, toy):
+    from icml24.cli import main
+    from icml24.core.store import Store
+
+    tool = _load_tool("docs_claims")
+    store = tmp_path / "s.sqlite"
+    assert main(["run", "toy:square", "--seeds", "0", "--backend", "inline", "--store", str(store)]) == 0
+    with Store(store) as opened:
+        row = next(x for x in tool.claims_markdown(toy.PAPER, opened).splitlines() if "x squared exceeds 3" in x)
+    assert "**holds** (value = 4" in row and "no full run recorded (`icml24 run toy:square --full`: 2 seed(s)" in row
+    # one of the full setting's two seeds (x = 3): judged on it, and saying how many of how many
+    assert main(["run", "toy:square", "--full", "--seeds", "0", "--backend", "inline", "--store", str(store)]) == 0
+    with Store(store) as opened:
+        row = next(x for x in tool.claims_markdown(toy.PAPER, opened).splitlines() if "x squared exceeds 3" in x)
+    quick, full = row.split(" | ")[4:6]
+    assert "**holds** (value = 4" in quick and "quick" in quick
+    assert "**holds** (value = 9" in full and "1 of the full setting's 2 seeds recorded so far" in full
+
+
 def test_link_checker_finds_broken_links_and_anchors(tmp_path):
     tool = _load_tool("check_links")
     site = tmp_path / "site"

@@ -80,6 +80,21 @@ def _verdict(result, slug: str) -> str:
     return f"**{status}** ({detail}{seeds}{recorded})"
 
 
+def _full_verdict(result, claim) -> str:
+    """The claim at the paper's own (``--full``) setting: its verdict on the seeds recorded so far (k of the
+    setting's n), or why there is none."""
+    exp = claim.experiment
+    declared = len(exp.default_seeds(setting="full"))
+    if result is None or not (result.recorded or (result.mode.startswith("full") and result.num_seeds)):
+        return (f"no full run recorded (`icml24 run {exp.paper.slug}:{exp.name} --full`: {declared} seed(s); "
+                "no seed recorded yet)")
+    text = _verdict(result, exp.paper.slug)
+    if result.recorded or result.num_seeds >= declared:
+        return text
+    return f"{text[:-1]}; {result.num_seeds} of the full setting's {declared} seeds recorded so far)" \
+        if text.endswith(")") else f"{text} ({result.num_seeds} of {declared} seeds recorded so far)"
+
+
 def _controls(paper, claim, result) -> tuple[str, str]:
     """The oracle and family cells: from the stored result when there is one, else what the claim declares."""
     from icml24.core.controls import Family, NoOracle, SingleInstance
@@ -104,20 +119,21 @@ def claims_markdown(paper, store=None, stale: dict[str, str] | None = None, sour
     """The claims table (and the regime rows) of ``paper``; verdicts from ``store`` when given (``source`` says what
     it is: the results store, or the results snapshot with its provenance; ``stale`` names the experiments whose
     snapshot rows were made with older code)."""
-    results = None
+    results, full_results = None, None
     if store is not None:
         from icml24.core.verdicts import evaluate_paper
 
-        results = evaluate_paper(paper, store)
+        results = evaluate_paper(paper, store, full=False)
+        full_results = evaluate_paper(paper, store, full=True)
     if results is None:
         lines = [f"No results store yet: every verdict is not run yet, run `icml24 run {paper.slug}` "
                  f"(and `icml24 run {paper.slug} --null` for the nulls), then `make docs`.", ""]
     else:
         lines = [source or "Latest verdicts from the results store (`results/icml24.sqlite`, the current code "
                  "version).", ""]
-    lines += ["| # | Claim (experiment) | Paper | Null (in the method's slot) | Verdict | Null's verdict | "
-              "Oracle (should hold) | Instances |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += ["| # | Claim (experiment) | Paper | Null (in the method's slot) | Verdict (quick) | "
+              "Verdict (paper scale) | Null's verdict | Oracle (should hold) | Instances |",
+              "|---|---|---|---|---|---|---|---|---|"]
     recorded = {}
     if results is None:  # a full-only claim with a run recorded in the repository is judged on it all the same
         from icml24.core.verdicts import judge_recorded
@@ -134,11 +150,18 @@ def claims_markdown(paper, store=None, stale: dict[str, str] | None = None, sour
             null_verdict = _verdict(null_result, f"{paper.slug} --null") if results is not None \
                 else f"not run yet (`icml24 run {paper.slug} --null`)"
         setting = " (full setting)" if claim.setting == "full" else ""
-        verdict = _verdict(result, paper.slug)
+        full_result = full_results[i - 1] if full_results is not None else recorded.get(i)
+        if claim.setting == "full":  # a full-only claim has no quick verdict: its one verdict is the full one
+            verdict = "- (a full-setting claim: see paper scale)"
+        else:
+            verdict = _verdict(result, paper.slug)
+        full_verdict = _full_verdict(full_result, claim)
         if stale and claim.experiment.key in stale:
             verdict = f"STALE (snapshot made with code {stale[claim.experiment.key]}): {verdict}"
+            full_verdict = f"STALE: {full_verdict}" if full_result is not None and full_result.num_seeds \
+                else full_verdict
         lines.append(f"| {i} | {cell(claim.text)}{setting} (`{claim.experiment.name}`) | {cell(claim.paper)} | "
-                     f"{cell(null_label)} | {cell(verdict)} | {cell(null_verdict)} | "
+                     f"{cell(null_label)} | {cell(verdict)} | {cell(full_verdict)} | {cell(null_verdict)} | "
                      + " | ".join(cell(text) for text in _controls(paper, claim, result)) + " |")
     lines.append("")
     if paper.regimes:
