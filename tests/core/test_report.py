@@ -243,3 +243,18 @@ def test_no_symlink_under_the_results_folder_is_followed(toy, tmp_path):
     assert main(["report", "--store", str(other / "s.sqlite"), "--out", str(tmp_path / "out2")]) == 0
     assert sorted(f.name for f in (tmp_path / "out2" / "report" / "figures").iterdir()) == ["verdicts.png"]
     assert "secret" not in (tmp_path / "out2" / "REPORT.md").read_text()
+
+
+def test_a_claim_judged_at_full_shows_its_quick_verdict_and_the_full_seeds_recorded_so_far(toy, tmp_path):
+    store = str(tmp_path / "s.sqlite")
+    assert main(["run", "toy:square", "--seeds", "0", "--backend", "inline", "--store", store]) == 0
+    assert main(["report", "--store", store, "--out", str(tmp_path / "out")]) == 0
+    row = next(x for x in (tmp_path / "out" / "REPORT.md").read_text().splitlines() if "exceeds 3 |" in x)
+    assert "quick:" not in row  # nothing at full: the quick verdict alone
+    assert main(["run", "toy:square", "--full", "--seeds", "0", "--backend", "inline", "--store", store]) == 0
+    assert main(["report", "--store", store, "--out", str(tmp_path / "out")]) == 0
+    report = (tmp_path / "out" / "REPORT.md").read_text()
+    row = next(x for x in report.splitlines() if "exceeds 3 |" in x)
+    assert "value = 9 [full: 1 of the full setting's 2 seeds; quick: holds]" in row, row
+    html = (tmp_path / "out" / "report" / "index.html").read_text()
+    assert "1 of the full setting&#x27;s 2 seeds; quick: holds" in html or "1 of the full setting's 2 seeds" in html

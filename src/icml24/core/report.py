@@ -17,7 +17,7 @@ from icml24.core.report_figures import FigureSet, seed_figures, write_figure_set
 from icml24.core.store import RunRecord, Store
 from icml24.core.summary import parity_text, plot_verdict_matrix, summarize
 from icml24.core.sweeps import SweepPoint, plot_sweep, sweep_points, swept_axis
-from icml24.core.verdicts import ClaimResult, aggregate, canonical_records, evaluate_paper
+from icml24.core.verdicts import ClaimResult, aggregate, canonical_records, evaluate_paper, evaluate_side_by_side
 
 _BADGE = {"holds": "✅ holds", "fails": "❌ fails", "error": "⚠️ error", "not run": "… not run"}
 _COLOR = {"holds": "#1a7f37", "fails": "#cf222e", "error": "#9a6700", "not run": "#656d76"}
@@ -69,7 +69,8 @@ def collect(papers: dict[str, Paper], store: Store, full: bool | None = None) ->
             figures = seed_figures(ok, store.folder)
             experiments.append(ExperimentSection(exp, exp.name, exp.doc.splitlines()[0] if exp.doc else "", mode,
                                                  ok or records, figures, sweep_points(store, exp)))
-        sections.append(PaperSection(paper, evaluate_paper(paper, store, full), experiments,
+        claims = evaluate_side_by_side(paper, store) if full is None else evaluate_paper(paper, store, full)
+        sections.append(PaperSection(paper, claims, experiments,
                                      [_regime_row(m, store, full) for m in paper.regimes]))
     return sections
 
@@ -124,6 +125,7 @@ def measured_text(result: ClaimResult) -> str:
         text = result.verdict.message
     else:
         text = ", ".join(f"{k} = {fmt(v)}" for k, v in result.verdict.measured.items())
+    text = f"{text} [{result.mode}: {result.beside}]" if result.beside else text
     return f"{text} [{result.recorded}]" if result.recorded else text
 
 

@@ -33,6 +33,7 @@ class ClaimResult:
     oracle: ClaimResult | None = None  # the same claim judged on its oracle's runs, when stored
     family: FamilyResult | None = None  # the claim judged on each member of its instance family
     instance: Verdict | None = None  # the verdict on the experiment's own instance, where the family's replaced it
+    beside: str = ""  # the claim's verdict at the other setting (quick beside full), when both are stored
 
     def as_json(self) -> dict:
         null, oracle = self.claim.resolved_null, self.claim.resolved_oracle
@@ -272,6 +273,20 @@ def evaluate_paper(paper: Paper, store: Store, full: bool | None = None) -> list
         results.append(read_family(result, judge_family(paper, claim, store, family_mode)))
     return results
 
+
+
+def evaluate_side_by_side(paper: Paper, store: Store) -> list[ClaimResult]:
+    """``evaluate_paper`` at the canonical settings (full where stored), each claim judged at full also saying its
+    quick verdict (``beside``), and a full verdict on fewer seeds than the full setting declares saying how many."""
+    results = evaluate_paper(paper, store)
+    for result, quick in zip(results, evaluate_paper(paper, store, full=False), strict=True):
+        if not result.mode.startswith("full") or result.recorded:
+            continue
+        declared = len(result.claim.experiment.default_seeds(setting="full"))
+        partial = f"{result.num_seeds} of the full setting's {declared} seeds; " if result.num_seeds < declared else ""
+        quick_text = f"quick: {quick.verdict.status}" if quick.mode == "quick" else "no quick run stored"
+        result.beside = f"{partial}{quick_text}"
+    return results
 
 
 def judge_recorded(paper: Paper, claim: Claim) -> ClaimResult | None:
