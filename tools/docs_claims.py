@@ -280,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     written = write_all(args.store)
-    source = args.store if args.store.is_file() else "no store (not run yet)"
+    source = args.store if args.store.is_file() else \
+        "the results snapshot, results-snapshot/" if any(SNAPSHOT.glob("*.json")) else "no store (not run yet)"
     print(f"wrote {len(written)} generated includes under {PAPERS_DOCS.relative_to(ROOT)} (verdicts: {source})")
     return 0
 
