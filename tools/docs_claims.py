@@ -194,8 +194,7 @@ def _regime_values(regime, store) -> str:
 def overview_markdown(papers: dict, store=None, from_snapshot: bool = False) -> str:
     """The docs home's one-screen table: per paper, the claims that hold at quick and at full (of those judged at
     each), the claims read over their whole instance family, and the parity fixture."""
-    from icml24.core.summary import held_at, parity_text
-    from icml24.core.verdicts import evaluate_paper
+    from icml24.core.summary import evaluate_per_setting, held_at, parity_text
 
     source = ("Verdicts from the results snapshot committed in the repository." if from_snapshot else
               "Verdicts from the results store." if store is not None else "No results yet: run `make reproduce`.")
@@ -203,12 +202,12 @@ def overview_markdown(papers: dict, store=None, from_snapshot: bool = False) -> 
              "| Paper | Claims | Holding (quick) | Holding (full) | Read over their instance family | Parity with the "
              "official code |", "|---|---|---|---|---|---|"]
     for slug, paper in sorted(papers.items()):
-        results = evaluate_paper(paper, store) if store is not None else []
+        per_setting = evaluate_per_setting(paper, store) if store is not None else {"quick": [], "full": []}
         cells = []
         for mode in ("quick", "full"):
-            held, judged = held_at(results, mode)
+            held, judged = held_at(per_setting[mode], mode)
             cells.append(f"{held} of {judged}" if judged else "not run")
-        families = [r for r in results if r.family is not None]
+        families = [r for r in per_setting["quick"] if r.family is not None]  # the cheap members run at quick
         read = sum(r.family.status in ("holds", "fails") for r in families)
         cells.append(f"{read} of {len(families)}" if families else "-")
         lines.append(f"| [{slug}](papers/{slug}.md) | {len(paper.claims)} | " + " | ".join(cells)

@@ -32,17 +32,16 @@ def snapshot_phrase() -> str:
     (the same verdicts as the docs home's table, computed from the snapshot's per-seed rows)."""
     from icml24.core.registry import discover
     from icml24.core.snapshot import SNAPSHOT_FOLDER, snapshot_store
-    from icml24.core.summary import held_at
-    from icml24.core.verdicts import evaluate_paper
+    from icml24.core.summary import evaluate_per_setting, held_at
 
     papers = discover()
     if not any(SNAPSHOT_FOLDER.glob("*.json")):
         return "no results snapshot is committed yet"
     store, stale = snapshot_store(papers, SNAPSHOT_FOLDER)
     with store:
-        results = {slug: evaluate_paper(paper, store) for slug, paper in papers.items()}
-    quick = [held_at(r, "quick") for r in results.values()]
-    full = {slug: held_at(r, "full") for slug, r in results.items() if held_at(r, "full")[1]}
+        results = {slug: evaluate_per_setting(paper, store) for slug, paper in papers.items()}
+    quick = [held_at(r["quick"], "quick") for r in results.values()]
+    full = {slug: held_at(r["full"], "full") for slug, r in results.items() if held_at(r["full"], "full")[1]}
     held, judged = (sum(c[i] for c in quick) for i in (0, 1))
     text = f"at quick settings {held} of the {judged} claims judged hold"
     if full:

@@ -94,6 +94,14 @@ def held_at(results: list[ClaimResult], mode: str) -> tuple[int, int]:
     return sum(r.verdict.status == "holds" for r in judged), len(judged)
 
 
+def evaluate_per_setting(paper, store) -> dict[str, list[ClaimResult]]:
+    """The claims of ``paper`` judged at quick and at full, each on its own setting's runs (with ``full=None`` a paper
+    with a full run would hide its quick verdicts, and its quick instance families, behind the full ones)."""
+    from icml24.core.verdicts import evaluate_paper
+
+    return {mode: evaluate_paper(paper, store, full=mode == "full") for mode in ("quick", "full")}
+
+
 def plot_verdict_matrix(rows: list[tuple[str, list[ClaimResult]]], path: Path) -> Path | None:
     """Papers as rows, their claims as cells coloured by verdict (a dot where the claim's null also holds)."""
     if not rows or not any(results for _, results in rows):
