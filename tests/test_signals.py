@@ -6,6 +6,16 @@ import pytest
 from icml24._signals import sigint_deferred
 
 
+@pytest.fixture(autouse=True)
+def _python_default_handler():
+    """These tests are about Python's own Ctrl-C handler; a test run started in the background without job control
+    (``cmd &`` in a script, as nohup does) inherits SIGINT ignored, so each test installs the default handler and puts
+    back what was there."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def test_ctrl_c_inside_the_block_is_raised_when_it_ends_not_inside():
     reached_end = False
     with pytest.raises(KeyboardInterrupt):
