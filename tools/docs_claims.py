@@ -121,10 +121,10 @@ def claims_markdown(paper, store=None, stale: dict[str, str] | None = None, sour
     snapshot rows were made with older code)."""
     results, full_results = None, None
     if store is not None:
-        from icml24.core.verdicts import evaluate_paper
+        from icml24.core.summary import evaluate_per_setting
 
-        results = evaluate_paper(paper, store, full=False)
-        full_results = evaluate_paper(paper, store, full=True)
+        per_setting = evaluate_per_setting(paper, store)
+        results, full_results = per_setting["quick"], per_setting["full"]
     if results is None:
         lines = [f"No results store yet: every verdict is not run yet, run `icml24 run {paper.slug}` "
                  f"(and `icml24 run {paper.slug} --null` for the nulls), then `make docs`.", ""]
