@@ -85,14 +85,18 @@ def _full_verdict(result, claim) -> str:
     setting's n), or why there is none."""
     exp = claim.experiment
     declared = len(exp.default_seeds(setting="full"))
+    from icml24.core.snapshot import full_cost_text
+
+    cost = full_cost_text(exp.paper.slug, exp.name, declared, SNAPSHOT)
     if result is None or not (result.recorded or (result.mode.startswith("full") and result.num_seeds)):
         return (f"no full run recorded (`icml24 run {exp.paper.slug}:{exp.name} --full`: {declared} seed(s); "
-                "no seed recorded yet)")
+                f"{cost or 'no seed measured yet'})")
     text = _verdict(result, exp.paper.slug)
     if result.recorded or result.num_seeds >= declared:
         return text
-    return f"{text[:-1]}; {result.num_seeds} of the full setting's {declared} seeds recorded so far)" \
-        if text.endswith(")") else f"{text} ({result.num_seeds} of {declared} seeds recorded so far)"
+    so_far = f"{result.num_seeds} of the full setting's {declared} seeds recorded so far"
+    so_far += f"; {cost}" if cost else ""
+    return f"{text[:-1]}; {so_far})" if text.endswith(")") else f"{text} ({so_far})"
 
 
 def _controls(paper, claim, result) -> tuple[str, str]:

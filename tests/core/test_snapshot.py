@@ -93,3 +93,42 @@ def test_reading_the_snapshot_leaves_no_temporary_store_behind(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert not list(tmp_path.glob("icml24-snapshot-*")), list(tmp_path.iterdir())
+
+
+def test_a_seed_stopped_at_its_limit_is_recorded_as_a_lower_bound_and_a_finished_seed_replaces_it(tmp_path, toy):
+    folder = tmp_path / "snap"
+    assert snapshots.full_cost_text("toy", "square", 2, folder) == ""  # nothing measured: nothing claimed
+    snapshots.record_unfinished("toy", "square", 0, 600, "icml24 run toy:square --full --seeds 0", folder)
+    snapshots.record_unfinished("toy", "square", 0, 900, "again, longer", folder)  # the same seed: replaced
+    entries = snapshots.unfinished_entries("toy", folder)
+    assert [(e["experiment"], e["seed"], e["stopped_after_s"]) for e in entries] == [("square", 0, 900.0)]
+    assert set(entries[0]["recorded"]) == {"date", "machine", "command", "commit"}
+    text = snapshots.full_cost_text("toy", "square", 2, folder)
+    assert "ran 15.0 min" in text and "without finishing" in text and "more than 30.0 min" in text
+    assert snapshots.provenance(folder) == []  # the unfinished folder is not read as a paper's rows
+    exp = toy.PAPER.experiments["square"]
+    with Store(tmp_path / "full.sqlite") as store:  # a finished full seed: its recorded seconds say the cost
+        store.put(RunRecord("toy", "square", exp.config(overrides={"x": 3.0}), 0, code_version(exp), "full", "ok",
+                            {"value": 9.0, "draw": 0.5, "repeats": 1.0}, 4000.0, 10.0))
+        snapshots.write_snapshot(store, {"toy": toy.PAPER}, "full seed 0", folder)
+    assert snapshots.full_cost_text("toy", "square", 2, folder) == ("66.7 min per seed recorded, so the 2 seed(s) "
+                                                                    "take about 2.2 h one after another")
+
+
+def test_unfinished_records_are_validated_and_written_under_a_lock(tmp_path):
+    import threading
+
+    with pytest.raises(ValueError, match="positive number of seconds"):
+        snapshots.record_unfinished("toy", "square", 0, float("nan"), "x", tmp_path)
+    (tmp_path / "unfinished").mkdir()
+    (tmp_path / "unfinished" / "bad.json").write_text("{}")
+    with pytest.raises(ValueError, match="bad.json is malformed"):
+        snapshots.unfinished_entries("bad", tmp_path)
+    # writers at once (two measuring chains): each reads, adds and rewrites the file; the lock keeps every entry
+    threads = [threading.Thread(target=lambda i=i: [snapshots.record_unfinished("toy", f"e{i}", s, 1.0, "x", tmp_path)
+                                                      for s in range(5)]) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(snapshots.unfinished_entries("toy", tmp_path)) == 20

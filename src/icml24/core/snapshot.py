@@ -14,7 +14,9 @@ from __future__ import annotations
 import atexit
 import contextlib
 import datetime as dt
+import fcntl
 import json
+import math
 import os
 import platform
 import subprocess
@@ -61,30 +63,46 @@ def write_snapshot(store: Store, papers: dict[str, Paper], command: str, out: Pa
     recorded = {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
                 "command": command, "commit": _git_commit()}
     written = []
-    for slug, paper in sorted(papers.items()):
-        runs = [r for exp in paper.experiments.values()
-                for r in store.records(slug, exp.name, code_version=code_version(exp))]
-        if not runs:
-            continue
-        path = out / f"{slug}.json"
-        rows = {_row_key(row): row for row in read_rows(path)}
-        for run in runs:  # a store's run replaces the snapshot's row of the same experiment, config, seed, setting
-            row = {"experiment": run.experiment, "config": run.config, "seed": run.seed, "mode": run.mode,
-                   "code_version": run.code_version, "status": run.status, "metrics": run.metrics,
-                   "seconds": round(run.seconds, 3), "peak_rss_mb": round(run.peak_rss_mb, 1),
-                   "error": run.error.splitlines()[0] if run.error else "",
-                   "finished": dt.datetime.fromtimestamp(run.finished_at, dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-                   "recorded": recorded}
-            rows[_row_key(row)] = row
-        data = {"format": FORMAT, "paper": slug,
-                "runs": sorted(rows.values(), key=lambda r: (r["experiment"], r["mode"], r["seed"],
-                                                               json.dumps(r["config"], sort_keys=True, default=str)))}
-        out.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.partial")
-        partial.write_text(json.dumps(data, indent=1, sort_keys=True, default=str) + "\n")
-        os.replace(partial, path)  # a killed snapshot leaves the previous file whole
-        written.append(path)
+    with _folder_lock(out):  # two snapshot commands at once would each rewrite a paper's file from what they read
+        for slug, paper in sorted(papers.items()):
+            _write_paper(store, slug, paper, recorded, out, written)
     return written
+
+
+def _write_paper(store: Store, slug: str, paper: Paper, recorded: dict, out: Path, written: list[Path]) -> None:
+    runs = [r for exp in paper.experiments.values()
+            for r in store.records(slug, exp.name, code_version=code_version(exp))]
+    if not runs:
+        return
+    path = out / f"{slug}.json"
+    rows = {_row_key(row): row for row in read_rows(path)}
+    for run in runs:  # a store's run replaces the snapshot's row of the same experiment, config, seed, setting
+        row = {"experiment": run.experiment, "config": run.config, "seed": run.seed, "mode": run.mode,
+               "code_version": run.code_version, "status": run.status, "metrics": run.metrics,
+               "seconds": round(run.seconds, 3), "peak_rss_mb": round(run.peak_rss_mb, 1),
+               "error": run.error.splitlines()[0] if run.error else "",
+               "finished": dt.datetime.fromtimestamp(run.finished_at, dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+               "recorded": recorded}
+        rows[_row_key(row)] = row
+    data = {"format": FORMAT, "paper": slug,
+            "runs": sorted(rows.values(), key=lambda r: (r["experiment"], r["mode"], r["seed"],
+                                                           json.dumps(r["config"], sort_keys=True, default=str)))}
+    out.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(json.dumps(data, indent=1, sort_keys=True, default=str) + "\n")
+    os.replace(partial, path)  # a killed snapshot leaves the previous file whole
+    written.append(path)
+
+
+@contextlib.contextmanager
+def _folder_lock(out: Path):
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def read_rows(path: Path) -> list[dict]:
@@ -232,3 +250,65 @@ def _duration(seconds: float) -> str:
     if seconds < 2 * 3600:
         return f"{seconds / 60:.1f} min"
     return f"{seconds / 3600:.1f} h" if seconds < 2 * 86400 else f"{seconds / 86400:.1f} days"
+
+
+UNFINISHED = "unfinished"  # results-snapshot/unfinished/<slug>.json: seeds measured and stopped at a time limit
+
+
+def record_unfinished(slug: str, experiment: str, seed: int, limit_s: float, command: str,
+                      out: Path = SNAPSHOT_FOLDER) -> Path:
+    """Record that one seed of ``slug:experiment`` at the full setting ran ``limit_s`` seconds without finishing and
+    was stopped: the measured lower bound of what a seed costs, with the same provenance as a run's row. A later
+    measurement of the same experiment and seed replaces it."""
+    if limit_s <= 0 or not math.isfinite(limit_s):
+        raise ValueError(f"limit_s must be a positive number of seconds, got {limit_s!r}")
+    with _folder_lock(out):
+        return _write_unfinished(slug, experiment, int(seed), float(limit_s), command, out)
+
+
+def _write_unfinished(slug: str, experiment: str, seed: int, limit_s: float, command: str, out: Path) -> Path:
+    path = out / UNFINISHED / f"{slug}.json"
+    entries = {(e["experiment"], e["seed"]): e for e in unfinished_entries(slug, out)}
+    entries[(experiment, int(seed))] = {
+        "experiment": experiment, "seed": int(seed), "mode": "full", "stopped_after_s": round(float(limit_s), 1),
+        "recorded": {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(),
+                     "command": command, "commit": _git_commit()}}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(json.dumps({"format": FORMAT, "paper": slug, "unfinished": sorted(
+        entries.values(), key=lambda e: (e["experiment"], e["seed"]))}, indent=1, sort_keys=True) + "\n")
+    os.replace(partial, path)
+    return path
+
+
+def unfinished_entries(slug: str, folder: Path = SNAPSHOT_FOLDER) -> list[dict]:
+    """The recorded stopped seeds of one paper (none when absent); a malformed file is a ValueError naming it."""
+    path = folder / UNFINISHED / f"{slug}.json"
+    if not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text())
+        if data["format"] != FORMAT:
+            raise ValueError(f"format {data['format']!r}, not {FORMAT}")
+        return [dict(e, stopped_after_s=float(e["stopped_after_s"])) for e in data["unfinished"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"unfinished-seed record {path} is malformed ({type(exc).__name__}: {exc}); rewrite it "
+                         "with tools/time_full_seed.py") from None
+
+
+def full_cost_text(slug: str, experiment: str, declared_seeds: int, folder: Path = SNAPSHOT_FOLDER) -> str:
+    """What the full setting of ``slug:experiment`` costs, from the snapshot: the recorded seconds per seed times
+    the declared seeds, or a stopped seed's lower bound; empty when nothing was measured."""
+    per_seed = recorded_seconds({(slug, experiment, "full")}, folder).get((slug, experiment, "full"))
+    if per_seed is not None:
+        return (f"{_duration(per_seed)} per seed recorded, so the {declared_seeds} seed(s) take about "
+                f"{_duration(per_seed * declared_seeds)} one after another")
+    stopped = [e for e in unfinished_entries(slug, folder) if e["experiment"] == experiment]
+    if not stopped:
+        return ""
+    longest = max(stopped, key=lambda e: e["stopped_after_s"])
+    m = longest["recorded"].get("machine", {})
+    return (f"seed {longest['seed']} ran {_duration(longest['stopped_after_s'])} on {m.get('cores', '?')} cores "
+            f"without finishing and was stopped ({longest['recorded'].get('date', '?')}), so the "
+            f"{declared_seeds} seed(s) take more than {_duration(longest['stopped_after_s'] * declared_seeds)} "
+            "one after another")
