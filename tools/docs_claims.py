@@ -107,6 +107,12 @@ def _controls(paper, claim, result) -> tuple[str, str]:
     from icml24.core.verdicts import ClaimResult
 
     oracle, family = claim.resolved_oracle, claim.resolved_family
+    if claim.setting == "full" and result is None:  # judged at full only, and no full run of it is recorded
+        at_full = f"no full run recorded (a full-setting claim: `icml24 run {claim.experiment.key} --full"
+        return (f"{oracle.label}: {at_full} --oracle`)" if oracle is not None and not isinstance(oracle, NoOracle)
+                else oracle_text(ClaimResult(paper, claim, Verdict("not run", {}), "")),
+                f"{family.label}: {at_full} --family`)" if isinstance(family, Family) else
+                f"one instance: {family.reason}" if isinstance(family, SingleInstance) else "-")
     shown = result if result is not None else ClaimResult(paper, claim, Verdict("not run", {}), "")
     oracle_cell = oracle_text(shown) if oracle is None or isinstance(oracle, NoOracle) or result is not None \
         else f"{oracle.label}: not run yet (`icml24 run {paper.slug} --oracle`)"
@@ -146,6 +152,9 @@ def claims_markdown(paper, store=None, stale: dict[str, str] | None = None, sour
     for i, claim in enumerate(paper.claims, 1):
         null = claim.resolved_null
         result = results[i - 1] if results is not None else recorded.get(i)
+        full_result = full_results[i - 1] if full_results is not None else recorded.get(i)
+        if claim.setting == "full":  # judged at full only: its null, oracle and family too
+            result = full_result if full_result is not None and full_result.num_seeds else None
         null_result = result.null if result is not None else None
         if null is None:
             null_label, null_verdict = "none declared", "-"
@@ -153,8 +162,10 @@ def claims_markdown(paper, store=None, stale: dict[str, str] | None = None, sour
             null_label = null.label + (" (cheap)" if null.cheap else "")
             null_verdict = _verdict(null_result, f"{paper.slug} --null") if results is not None \
                 else f"not run yet (`icml24 run {paper.slug} --null`)"
+            if claim.setting == "full" and null_result is None:
+                null_verdict = (f"no full run of the null recorded (a full-setting claim: `icml24 run "
+                                f"{claim.experiment.key} --full --null`)")
         setting = " (full setting)" if claim.setting == "full" else ""
-        full_result = full_results[i - 1] if full_results is not None else recorded.get(i)
         if claim.setting == "full":  # a full-only claim has no quick verdict: its one verdict is the full one
             verdict = "- (a full-setting claim: see paper scale)"
         else:
