@@ -16,7 +16,7 @@ ifneq ($(ICML24_DATA),)
 export ICML24_DATA := $(abspath $(ICML24_DATA))
 endif
 
-.PHONY: install reproduce snapshot test bench lint docs clean
+.PHONY: install reproduce snapshot test bench lint docs site-check clean
 
 install: $(STAMP)
 
@@ -55,6 +55,10 @@ docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 	$(BIN)/python tools/check_links.py site
 	@echo "site/index.html"
+
+site-check: docs
+	# every paper page of the built site read in headless Chromium: each claim row shows its verdicts
+	$(BIN)/python tools/check_site_verdicts.py site
 
 $(DOCS_STAMP): $(STAMP)
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[docs]'

@@ -63,7 +63,7 @@ def test_python_block_runs_and_prints_what_the_page_shows(where, code, shown, tm
     """Each ```python block of the site, as written, in a fresh namespace (quickstarts are smoke-sized); what it
     prints is the Output block below it, numbers to their shown precision (tools/docs_outputs.py writes them)."""
     monkeypatch.chdir(tmp_path)  # a block that writes files writes them here
-    start = time.process_time()  # CPU seconds (torch on one thread), not wall: a loaded machine does not make a block slower
+    start = time.process_time()  # CPU seconds (torch on one thread), not wall: load does not make a block slower
     printed = OUTPUTS.run_block(code, where)
     seconds = time.process_time() - start
     assert seconds < 60, f"{where} took {seconds:.0f} CPU s: a quickstart runs in seconds (use smoke-sized data)"
@@ -299,3 +299,23 @@ def test_a_claim_with_no_full_run_states_the_measured_cost_of_a_stopped_seed(tmp
         tool_time.main(["toy", "--limit", "10"])
     with pytest.raises(SystemExit):
         tool_time.main(["toy:square", "--limit", "0"])
+
+
+def test_the_browser_check_reads_each_claim_rows_verdicts_from_the_rendered_table():
+    tool = _load_tool("check_site_verdicts")
+    head = "".join(f"<th>{h}</th>" for h in ("#", "Claim", tool.QUICK, tool.FULL, "Null's verdict"))
+    rows = ["<td>1</td><td>a</td><td><strong>holds</strong> (x = 1)</td><td><strong>fails</strong> (x = 0)</td>"
+            "<td><strong>fails</strong></td>",
+            "<td>2</td><td>b</td><td><strong>holds</strong></td><td>no full run recorded (icml24 run p:e --full: 3 "
+            "seed(s); seed 0 ran 10.0 min on 2 cores without finishing and was stopped)</td><td>fails</td>",
+            "<td>3</td><td>c</td><td>not run yet (icml24 run p)</td><td>no full run recorded (3 seed(s); no seed "
+            "measured yet)</td><td>not run yet (icml24 run p --null)</td>"]
+    dom = f"<html><body><table><tr><td>other</td></tr></table><table><thead><tr>{head}</tr></thead><tbody>" + \
+        "".join(f"<tr>{r}</tr>" for r in rows) + "</tbody></table></body></html>"
+    parsed = tool.claim_rows(dom)
+    assert [r["#"] for r in parsed] == ["1", "2", "3"] and parsed[0][tool.QUICK] == "holds (x = 1)"
+    assert tool.row_problems(parsed[0]) == [] and tool.row_problems(parsed[1]) == []
+    problems = tool.row_problems(parsed[2])
+    assert len(problems) == 4 and any("no quick verdict" in p for p in problems)
+    assert any("measured cost" in p for p in problems) and "Null's verdict: not run yet" in problems
+    assert tool.claim_rows("<html><table><tr><th>x</th></tr></table></html>") == []
