@@ -319,3 +319,22 @@ def test_the_browser_check_reads_each_claim_rows_verdicts_from_the_rendered_tabl
     assert len(problems) == 4 and any("no quick verdict" in p for p in problems)
     assert any("measured cost" in p for p in problems) and "Null's verdict: not run yet" in problems
     assert tool.claim_rows("<html><table><tr><th>x</th></tr></table></html>") == []
+
+
+def test_a_control_left_out_of_make_reproduce_says_why_and_what_one_quick_seed_costs(tmp_path, toy, monkeypatch):
+    from icml24.cli import main
+    from icml24.core import snapshot as snapshots
+    from icml24.core.store import Store
+
+    tool = _load_tool("docs_claims")
+    monkeypatch.setattr(tool, "SNAPSHOT", tmp_path / "snap")
+    store = tmp_path / "s.sqlite"
+    assert main(["run", "toy:square", "--seeds", "0", "--backend", "inline", "--store", str(store)]) == 0
+    with Store(store) as opened:
+        row = next(x for x in tool.claims_markdown(toy.PAPER, opened).splitlines() if "x squared exceeds 3" in x)
+        assert "declared cheap" not in row  # nothing recorded in the snapshot: no cost is claimed
+        snapshots.write_snapshot(opened, {"toy": toy.PAPER}, "icml24 run toy:square", tmp_path / "snap")
+        row = next(x for x in tool.claims_markdown(toy.PAPER, opened).splitlines() if "x squared exceeds 3" in x)
+    oracle = row.split(" | ")[7]
+    assert oracle.startswith("not run (") and "runs only the controls declared cheap" in oracle
+    assert "s per quick seed recorded" in oracle

@@ -122,7 +122,24 @@ def _controls(paper, claim, result) -> tuple[str, str]:
     else:
         family_cell = family_text(shown) if not isinstance(family, SingleInstance) else \
             f"one instance: {family.reason}"
+    why = _why_not_run(claim)
+    oracle_cell = f"{oracle_cell[:-1]}; {why})" if oracle_cell.startswith("not run (") and why else oracle_cell
+    family_cell = f"{family_cell[:-1]}; {why})" if family_cell.startswith("not run (") and why else family_cell
     return oracle_cell, family_cell
+
+
+def _why_not_run(claim) -> str:
+    """Why a control is not in the snapshot (``make reproduce`` runs the controls declared cheap) and what one quick
+    seed of the claim's experiment costs, from the snapshot's recorded seconds."""
+    from icml24.core.snapshot import _duration, recorded_seconds
+
+    exp = claim.experiment
+    key = (exp.paper.slug, exp.name, "quick")
+    per_seed = recorded_seconds({key}, SNAPSHOT).get(key)
+    if per_seed is None:
+        return ""
+    return (f"`make reproduce` runs only the controls declared cheap; this one reruns the experiment, "
+            f"{_duration(per_seed)} per quick seed recorded")
 
 
 def claims_markdown(paper, store=None, stale: dict[str, str] | None = None, source: str = "") -> str:
