@@ -17,6 +17,7 @@ import contextlib
 import functools
 import html.parser
 import http.server
+import re
 import shutil
 import subprocess
 import sys
@@ -66,6 +67,18 @@ def claim_rows(dom: str) -> list[dict[str, str]]:
         if table and QUICK in table[0]:
             header = table[0]
             return [dict(zip(header, row, strict=False)) for row in table[1:] if len(row) == len(header)]
+    return []
+
+
+def markdown_claim_rows(text: str) -> list[dict[str, str]]:
+    """The same rows read from a generated ``docs/papers/_claims/<slug>.md`` (before mkdocs renders it): cells split
+    on unescaped pipes, bold and code marks dropped as the browser's text drops them."""
+    table = [[" ".join(c.replace("\\|", "|").replace("**", "").replace("`", "").split())
+              for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+             for line in text.splitlines() if line.startswith("|") and not line.startswith("|---")]
+    for start, row in enumerate(table):
+        if QUICK in row:
+            return [dict(zip(row, cells, strict=False)) for cells in table[start + 1:] if len(cells) == len(row)]
     return []
 
 
