@@ -338,3 +338,18 @@ def test_a_control_left_out_of_make_reproduce_says_why_and_what_one_quick_seed_c
     oracle = row.split(" | ")[7]
     assert oracle.startswith("not run (") and "runs only the controls declared cheap" in oracle
     assert "s per quick seed recorded" in oracle
+
+
+def test_every_claim_row_of_a_fresh_clones_pages_shows_its_verdicts(tmp_path):
+    """What `make site-check` reads in Chromium, read from the generated pages: from the committed snapshot, each
+    claim has a quick verdict, a paper-scale verdict or the measured cost of a seed that did not finish, and no
+    cell says "not run yet" (issue #57)."""
+    tool, check = _load_tool("docs_claims"), _load_tool("check_site_verdicts")
+    tool.write_all(store_path=None, out=tmp_path / "papers")
+    shipped = {path.stem for path in tool.SNAPSHOT.glob("*.json")}  # the package's papers (not a test's toy paper)
+    pages = sorted(p for p in (tmp_path / "papers" / "_claims").glob("[!_]*.md") if p.stem in shipped)
+    assert len(pages) >= 19
+    problems = {page.stem: [f"claim {i}: {p}" for i, row in enumerate(check.markdown_claim_rows(page.read_text()), 1)
+                            for p in check.row_problems(row)] for page in pages}
+    assert all(check.markdown_claim_rows(page.read_text()) for page in pages)
+    assert not {slug: p for slug, p in problems.items() if p}
