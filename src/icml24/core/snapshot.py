@@ -107,16 +107,22 @@ def _folder_lock(out: Path):
 
 def read_rows(path: Path) -> list[dict]:
     """The rows of one snapshot file (none when absent); a malformed file is a ValueError naming it."""
+    return _read_list(path, "runs", "results snapshot", "icml24 snapshot", list)
+
+
+def _read_list(path: Path, key: str, what: str, rewrite_with: str, convert) -> list[dict]:
+    """``convert`` of the list under ``key`` in a snapshot-format JSON file (none when absent); a malformed file is a
+    ValueError naming it and the command that rewrites it."""
     if not path.is_file():
         return []
     try:
         data = json.loads(path.read_text())
         if data["format"] != FORMAT:
             raise ValueError(f"format {data['format']!r}, not {FORMAT}")
-        return list(data["runs"])
+        return convert(data[key])
     except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"results snapshot {path} is malformed ({type(exc).__name__}: {exc}); rewrite it with "
-                         "icml24 snapshot") from None
+        raise ValueError(f"{what} {path} is malformed ({type(exc).__name__}: {exc}); rewrite it with "
+                         f"{rewrite_with}") from None
 
 
 def snapshot_store(papers: dict[str, Paper], folder: Path = SNAPSHOT_FOLDER) -> tuple[Store, dict[str, str]]:
@@ -283,17 +289,9 @@ def _write_unfinished(slug: str, experiment: str, seed: int, limit_s: float, com
 
 def unfinished_entries(slug: str, folder: Path = SNAPSHOT_FOLDER) -> list[dict]:
     """The recorded stopped seeds of one paper (none when absent); a malformed file is a ValueError naming it."""
-    path = folder / UNFINISHED / f"{slug}.json"
-    if not path.is_file():
-        return []
-    try:
-        data = json.loads(path.read_text())
-        if data["format"] != FORMAT:
-            raise ValueError(f"format {data['format']!r}, not {FORMAT}")
-        return [dict(e, stopped_after_s=float(e["stopped_after_s"])) for e in data["unfinished"]]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"unfinished-seed record {path} is malformed ({type(exc).__name__}: {exc}); rewrite it "
-                         "with tools/time_full_seed.py") from None
+    return _read_list(folder / UNFINISHED / f"{slug}.json", "unfinished", "unfinished-seed record",
+                      "tools/time_full_seed.py",
+                      lambda entries: [dict(e, stopped_after_s=float(e["stopped_after_s"])) for e in entries])
 
 
 def full_cost_text(slug: str, experiment: str, declared_seeds: int, folder: Path = SNAPSHOT_FOLDER) -> str:
